@@ -1,0 +1,3 @@
+"""GPU Ledger: an open-source GPU FinOps warehouse."""
+
+__version__ = "0.1.0"

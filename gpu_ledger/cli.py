@@ -1,0 +1,146 @@
+"""The `gpu-ledger` command: one subcommand per job of CONTRACT §6."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gpu_ledger import __version__
+
+DEFAULT_HOME = ".gpu-ledger"
+
+# subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
+NOT_BUILT = {
+    "ingest": ("land billing, telemetry, scheduler, event and business files in the warehouse", "ingest"),
+    "pull": ("pull DCGM series from a live Prometheus HTTP API", "ingest"),
+    "build": ("run dbt build into a fresh warehouse and publish it atomically", "warehouse"),
+    "validate": ("run the Great Expectations suites over the landed data", "ingest"),
+    "app": ("serve the Streamlit reports", "app"),
+    "sql": ("run a read-only SQL query against the published marts", "warehouse"),
+    "export": ("export marts (FOCUS 1.2 CSV or Parquet)", "warehouse"),
+    "status": ("what is loaded, its freshness and reconciliation", "ingest"),
+}
+
+
+def home_dir(value: str | None) -> Path:
+    """--home, else $GPU_LEDGER_HOME, else ./.gpu-ledger."""
+    return Path(value or os.environ.get("GPU_LEDGER_HOME") or DEFAULT_HOME)
+
+
+def _utc_date(text: str) -> datetime:
+    try:
+        day = datetime.strptime(text, "%Y-%m-%d")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a date like 2026-10-01, got {text!r}") from exc
+    return day.replace(tzinfo=UTC)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from exc
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return value
+
+
+def _add_simulation_options(p: argparse.ArgumentParser, *, gpus: int, days: int, interval: int) -> None:
+    p.add_argument(
+        "--gpus", type=_positive, default=gpus, help=f"approximate fleet size in GPUs (default {gpus})"
+    )
+    p.add_argument("--days", type=_positive, default=days, help=f"days to simulate (default {days})")
+    p.add_argument(
+        "--interval",
+        type=_positive,
+        default=interval,
+        help=f"telemetry sample interval in seconds, dividing an hour (default {interval})",
+    )
+    p.add_argument("--seed", type=int, default=42, help="random seed; the same seed writes the same files")
+    p.add_argument(
+        "--start",
+        type=_utc_date,
+        default=datetime(2026, 10, 1, tzinfo=UTC),
+        help="first simulated day, UTC (default 2026-10-01)",
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="gpu-ledger",
+        description="GPU FinOps warehouse: who used which GPU, how usefully, and what it cost.",
+    )
+    top.add_argument("--version", action="version", version=f"gpu-ledger {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--home",
+        help=f"folder holding landed data and the warehouse (default $GPU_LEDGER_HOME or {DEFAULT_HOME})",
+    )
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", parents=[common], help="simulate a fleet and run every built stage on it")
+    _add_simulation_options(demo, gpus=96, days=30, interval=60)
+
+    sim = sub.add_parser(
+        "simulate",
+        parents=[common],
+        help="write a realistic GPU fleet's files in the real upstream formats, with ground truth",
+    )
+    sim.add_argument("--out", type=Path, help="output folder (default <home>/simulated)")
+    _add_simulation_options(sim, gpus=96, days=30, interval=60)
+    sim.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    for name, (help_text, _) in NOT_BUILT.items():
+        sub.add_parser(name, parents=[common], help=f"{help_text} (not built yet)")
+    return top
+
+
+def _simulate(args: argparse.Namespace, out: Path) -> int:
+    from simulator.generate import simulate
+    from simulator.model import SimulationConfig
+
+    config = SimulationConfig(
+        out=out, gpus=args.gpus, days=args.days, interval_s=args.interval, seed=args.seed, start=args.start
+    )
+    try:
+        summary = simulate(config, show_progress=not getattr(args, "quiet", False))
+    except ValueError as exc:
+        print(f"gpu-ledger simulate: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"Simulated {summary['gpus']} GPUs on {summary['instances']} machines, "
+        f"{summary['jobs']} job attempts, {summary['telemetry_samples']:,} telemetry samples "
+        f"over {args.days} days into {out}"
+    )
+    print(f"Ground truth: {out / 'ground_truth'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    home = home_dir(args.home)
+    if args.command == "simulate":
+        return _simulate(args, args.out or home / "simulated")
+    if args.command == "demo":
+        code = _simulate(args, home / "simulated")
+        if code == 0:
+            built = [n for n in ("ingest", "build", "validate", "app") if n not in NOT_BUILT]
+            pending = [n for n in ("ingest", "build", "validate", "app") if n in NOT_BUILT]
+            print(
+                f"Demo stages run: simulate{''.join(', ' + n for n in built)}. "
+                f"Not built yet: {', '.join(pending)}."
+            )
+        return code
+    help_text, owner = NOT_BUILT[args.command]
+    print(
+        f"gpu-ledger {args.command}: not built yet (it will {help_text}; see the {owner} issue).",
+        file=sys.stderr,
+    )
+    return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Renderers of the simulated fleet in each real upstream format (one module per format family)."""

@@ -1,0 +1,192 @@
+"""The whole simulator on a small fleet: planted stories present, files consistent with ground truth.
+
+The ground truth is checked two ways: against the simulator's own model (costs add up to the bill,
+every GPU-hour's cost is attributed once) and against the files a user would ingest (the telemetry
+written sums to the ground truth's usage; the CUR's amortised GPU cost equals the ground truth's).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from simulator.fleet import minimum_gpus
+from simulator.generate import simulate
+from simulator.model import SimulationConfig
+
+START = datetime(2026, 10, 1, tzinfo=UTC)
+INTERVAL = 300
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sim")
+    simulate(
+        SimulationConfig(out=out, gpus=80, days=8, interval_s=INTERVAL, seed=11, start=START),
+        show_progress=False,
+    )
+    return out
+
+
+def truth(sim: Path, name: str) -> pl.DataFrame:
+    return pl.read_csv(sim / "ground_truth" / name, try_parse_dates=True)
+
+
+def test_every_file_family_is_written(sim: Path):
+    for pattern in (
+        "billing/aws/**/*.parquet",
+        "billing/azure/**/*.csv",
+        "billing/onprem/*.csv",
+        "telemetry/prometheus/*/*/*.json.gz",
+        "telemetry/metrics/*.prom",
+        "schedulers/slurm/*.txt",
+        "schedulers/kubernetes/*/pods-*.json",
+        "schedulers/kubernetes/*/nodes-*.json",
+        "events/aws/*.jsonl",
+        "business/*.csv",
+        "ground_truth/*.csv",
+    ):
+        assert list(sim.glob(pattern)), pattern
+
+
+def test_reconciliation_attributes_every_dollar_once(sim: Path):
+    rec = truth(sim, "reconciliation.csv")
+    assert set(rec["provider"]) == {"aws", "azure", "onprem"}
+    assert rec["difference"].abs().max() < 1e-6
+    gpu_hours = truth(sim, "gpu_hours.csv")
+    assert rec["gpu_cost"].sum() == pytest.approx(gpu_hours["effective_cost"].sum(), rel=1e-9)
+    jobs = truth(sim, "jobs.csv")
+    assert rec["job_cost_allocated"].sum() + rec["job_cost_unallocated"].sum() == pytest.approx(
+        jobs["cost"].sum(), rel=1e-9
+    )
+
+
+def test_team_day_costs_sum_to_the_gpu_hours(sim: Path):
+    team_day = truth(sim, "cost_by_team_day.csv")
+    assert team_day["cost"].sum() == pytest.approx(
+        truth(sim, "gpu_hours.csv")["effective_cost"].sum(), rel=1e-9
+    )
+    assert {"job", "idle"} == set(team_day["consumer_type"])
+    assert "unallocated" in set(team_day.filter(pl.col("consumer_type") == "job")["team"])
+
+
+def test_amortised_cur_gpu_cost_matches_ground_truth(sim: Path):
+    """The standard CUR amortisation over the final delivery equals the ground truth's AWS GPU cost."""
+    manifests = [json.loads(p.read_text()) for p in sim.glob("billing/aws/**/*Manifest.json")]
+    assert len(manifests) == 2, "a preliminary and a restated delivery of the month"
+    final = max(manifests, key=lambda m: m["exportTime"])
+    files = [str(sim / "billing" / "aws" / f.split("/", 3)[3]) for f in final["dataFiles"]]
+    amortised = duckdb.sql(f"""
+        select sum(case line_item_line_item_type
+                       when 'SavingsPlanCoveredUsage' then savings_plan_savings_plan_effective_cost
+                       when 'DiscountedUsage' then reservation_effective_cost
+                       else line_item_unblended_cost end)
+        from read_parquet({files})
+        where line_item_line_item_type in ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage')
+          and product_instance_type in ('p5.48xlarge', 'p4d.24xlarge', 'p4de.24xlarge', 'g6.xlarge',
+                                        'g5.2xlarge', 'g5.xlarge', 'g5.12xlarge')
+    """).fetchall()[0][0]
+    rec = truth(sim, "reconciliation.csv").filter(pl.col("provider") == "aws")
+    assert amortised == pytest.approx(rec["gpu_cost"].sum(), abs=0.01)
+
+
+def test_written_telemetry_sums_to_ground_truth_usage(sim: Path):
+    """busy GPU-hours recomputed from the GPU_UTIL files equal the ground truth for whole GPUs."""
+    busy = 0.0
+    for path in sim.glob("telemetry/prometheus/*/DCGM_FI_DEV_GPU_UTIL/*.json.gz"):
+        for series in json.loads(gzip.decompress(path.read_bytes()))["data"]["result"]:
+            busy += sum(float(v) for _, v in series["values"]) / 100 * INTERVAL / 3600
+    mig_gpus = set(truth(sim, "jobs.csv").filter(pl.col("mig_profile").is_not_null())["job_key"])
+    assert mig_gpus, "the MIG inference pool is planted"
+    gpu_hours = truth(sim, "gpu_hours.csv")
+    instances_with_mig = _mig_instances(sim)
+    whole = gpu_hours.filter(~pl.col("instance_id").is_in(instances_with_mig))
+    assert busy == pytest.approx(whole["busy_gpu_hours"].sum(), rel=1e-7)
+
+
+def _mig_instances(sim: Path) -> list[str]:
+    nodes = json.loads(next(sim.glob("schedulers/kubernetes/eks-*/nodes-*.json")).read_text())["items"]
+    return [
+        n["spec"]["providerID"].rsplit("/", 1)[1]
+        for n in nodes
+        if n["metadata"]["labels"].get("nvidia.com/mig.strategy") == "mixed"
+    ]
+
+
+def test_energy_counter_increases_match_ground_truth(sim: Path):
+    """On-prem power cost rests on the energy counter, including the node that rebooted."""
+    series_points: dict[str, list[tuple[int, int]]] = {}
+    for path in sim.glob("telemetry/prometheus/hpc-*/DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION/*.json.gz"):
+        for series in json.loads(gzip.decompress(path.read_bytes()))["data"]["result"]:
+            uuid = series["metric"]["UUID"]
+            series_points.setdefault(uuid, []).extend((t, int(v)) for t, v in series["values"])
+    total_mj = resets = 0
+    for points in series_points.values():
+        points.sort()
+        for (_, a), (_, b) in zip(points, points[1:], strict=False):
+            total_mj += b - a if b >= a else b
+            resets += b < a
+    assert resets == 1, "one on-prem GPU's counter reset is planted"
+    gpu_hours = truth(sim, "gpu_hours.csv").filter(pl.col("instance_id").str.starts_with("DC1-"))
+    # the last sample of the window has no successor, so its interval's energy is not counted
+    assert total_mj / 3.6e9 == pytest.approx(gpu_hours["energy_kwh"].sum(), rel=1e-6)
+
+
+def test_planted_waste_is_in_the_ground_truth(sim: Path):
+    idle = truth(sim, "idle_periods.csv")
+    assert set(idle["cause"]) == {"no_job", "job_idle", "unmonitored"}
+    still_open = idle.filter(pl.col("still_open") & (pl.col("cause") == "no_job"))
+    assert still_open.height >= 1, "the crashed job's instance is still idle at the end"
+    assert (idle["hours"] >= 2).all()
+    weekend_notebooks = idle.filter(
+        (pl.col("cause") == "job_idle")
+        & pl.col("job_key").is_in(
+            truth(sim, "jobs.csv").filter(pl.col("workload_class") == "development")["job_key"]
+        )
+    )
+    assert weekend_notebooks["hours"].max() > 48, "a notebook idles through a weekend"
+
+
+def test_spot_training_runs_resume_after_interruptions(sim: Path):
+    runs = truth(sim, "training_runs.csv")
+    interrupted = runs.filter(pl.col("interrupted_attempts") > 0)
+    assert interrupted.height >= 1
+    done = interrupted.filter(pl.col("completed"))
+    assert (done["true_cost"] > done["completed_attempt_cost"]).all()
+    assert (done["interruption_overhead_pct"] > 0).all()
+    events = [json.loads(line) for p in sim.glob("events/aws/*.jsonl") for line in p.read_text().splitlines()]
+    warnings = [e for e in events if e["detail-type"] == "EC2 Spot Instance Interruption Warning"]
+    attempts = truth(sim, "jobs.csv").filter(pl.col("end_reason") == "interrupted")
+    assert len(warnings) >= attempts.filter(pl.col("scheduler") == "kubernetes").height
+
+
+def test_commitments_are_partly_used(sim: Path):
+    rec = truth(sim, "reconciliation.csv")
+    assert rec.filter(pl.col("provider") == "aws")["unused_commitment_cost"].sum() > 0  # the savings plan
+    assert rec.filter(pl.col("provider") == "azure")["unused_commitment_cost"].sum() > 0  # one VM too many
+
+
+def test_same_seed_same_bytes(tmp_path: Path):
+    def digest(out: Path) -> str:
+        h = hashlib.sha256()
+        for p in sorted(out.rglob("*")):
+            if p.is_file():
+                h.update(p.relative_to(out).as_posix().encode())
+                h.update(p.read_bytes())
+        return h.hexdigest()
+
+    config = dict(gpus=minimum_gpus(), days=2, interval_s=900, seed=5, start=START)
+    a, b = tmp_path / "a", tmp_path / "b"
+    simulate(SimulationConfig(out=a, **config), show_progress=False)
+    simulate(SimulationConfig(out=b, **config), show_progress=False)
+    assert digest(a) == digest(b)
+    c = tmp_path / "c"
+    simulate(SimulationConfig(out=c, **{**config, "seed": 6}), show_progress=False)
+    assert digest(a) != digest(c)
