@@ -15,6 +15,7 @@ Conventions the ground truth relies on (documented again in `ground_truth/README
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from simulator import catalogue
+from simulator.writers.kubernetes import CONTAINER_NAMES
 from simulator.writers.prometheus import write_metrics_snapshot, write_query_range
 
 DAY = 86400
@@ -183,7 +185,7 @@ def generate(
 
     unit_key = {(u, gi): i for i, (u, gi) in enumerate(zip(units.gpu_uuid, units.gi_id, strict=True))}
     allocs = allocations.join(
-        jobs.select("job_key", "scheduler", "job_id", "name", "namespace"), on="job_key"
+        jobs.select("job_key", "scheduler", "job_id", "name", "namespace", "workload_class"), on="job_key"
     )
     a_unit = np.array(
         [
@@ -267,7 +269,9 @@ def _consumer_labels(allocs: pl.DataFrame) -> pl.DataFrame:
     return allocs.select(
         pl.when(is_k8s).then(pl.col("name")).alias("pod"),
         pl.when(is_k8s).then(pl.col("namespace")).alias("namespace"),
-        pl.when(is_k8s).then(pl.col("name").str.extract(r"^([a-z]+)", 1)).alias("container"),
+        pl.when(is_k8s)
+        .then(pl.col("workload_class").replace_strict(CONTAINER_NAMES, default="main"))
+        .alias("container"),
         pl.when(is_k8s).then(None).otherwise(pl.col("job_id")).cast(pl.Utf8).alias("hpc_job"),
     )
 
@@ -444,7 +448,7 @@ def _prometheus_labels(labels: pl.DataFrame, cluster: str) -> pl.DataFrame:
             )
             .with_columns(
                 pl.lit("gpu-operator").alias("namespace"),
-                pl.concat_str(pl.lit("nvidia-dcgm-exporter-"), pl.col("Hostname").str.slice(-5)).alias("pod"),
+                pl.col("Hostname").map_elements(_exporter_pod, return_dtype=pl.Utf8).alias("pod"),
                 pl.lit("nvidia-dcgm-exporter").alias("container"),
                 pl.lit("gpu-metrics").alias("endpoint"),
                 pl.lit("nvidia-dcgm-exporter").alias("job"),
@@ -465,6 +469,12 @@ def _prometheus_labels(labels: pl.DataFrame, cluster: str) -> pl.DataFrame:
         pl.lit("dcgm").alias("job"),
         pl.concat_str(pl.col("Hostname"), pl.lit(":9400")).alias("instance"),
     ).drop("pod", "namespace", "container")
+
+
+def _exporter_pod(hostname: str) -> str:
+    """The dcgm-exporter DaemonSet pod on a node: a stable 5-character suffix per node."""
+    digest = hashlib.sha256(hostname.encode()).digest()
+    return "nvidia-dcgm-exporter-" + "".join("bcdfghjklmnpqrstvwxz2456789"[b % 27] for b in digest[:5])
 
 
 def _accumulate(

@@ -637,27 +637,26 @@ def _slurm_requests(b: FleetBuilder, pool: Pool, nodes: int) -> list[dict]:
 
     if pool.role == "slurm_training":
         per_job = min(4, max(2, nodes // 4))
-        for n, t in enumerate(b.weekdays_at((0, 3), 7.0)):
-            for account in ("nlp", "climate"):
-                outcome = ["completed", "completed", "timeout", "requeued", "completed"][
-                    (n + len(account)) % 5
-                ]
+        # each account trains once a week: nlp on Mondays, climate on Thursdays
+        outcomes = ("requeued", "completed", "timeout", "completed")
+        for account, weekday in (("nlp", 0), ("climate", 3)):
+            for n, t in enumerate(b.weekdays_at((weekday,), 7.0)):
                 add(
                     account=account,
                     submit=t + int(b.rng.integers(0, 7200)),
                     nodes=per_job,
                     gpus=8,
-                    hours=float(b.rng.uniform(10, 40)),
-                    limit_h=48,
-                    outcome=outcome,
+                    hours=float(b.rng.uniform(8, 30)),
+                    limit_h=36,
+                    outcome=outcomes[(n + weekday) % len(outcomes)],
                     behaviour="training",
                     level=float(b.rng.uniform(0.85, 0.95)),
                     fb=74000,
                     name=f"{account}-train",
                 )
-        rate_per_h = max(1.0, nodes * 0.35)
+        rate_per_h = max(0.5, nodes * 0.15)
     else:
-        rate_per_h = max(1.0, nodes * 0.5)
+        rate_per_h = max(0.5, nodes * 0.3)
         for t in b.weekdays_at((1, 3), 13.0):
             tasks = int(b.rng.integers(6, 13))
             add(
@@ -736,6 +735,9 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
     owner_team = team if team != UNALLOCATED else "platform"
     user = str(b.rng.choice(TEAMS[owner_team].users))
     tasks = req["array"] or 1
+    interactive = req["behaviour"] == "interactive"
+    workload = "development" if interactive else ("training" if req["behaviour"] == "training" else "batch")
+    environment = "development" if interactive else "production"
     b._slurm_job_id += 1
     array_parent = b._slurm_job_id
     if req["array"]:
@@ -763,7 +765,9 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
             start += 5
             key_suffix = f":{attempt}" if attempt > 1 or req["outcome"] == "requeued" else ""
             job_key = f"slurm:{pool.cluster}:{job_id}{key_suffix}"
+            # Slurm sites carry the project in the WCKey and the workload in the job comment
             common = dict(
+                labels=k8s_labels(None, project, None, workload, environment, None) if project else [],
                 job_key=job_key,
                 scheduler="slurm",
                 cluster=pool.cluster,
@@ -776,10 +780,8 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
                 team=team,
                 project=project or UNALLOCATED,
                 cost_centre=cost_centre(team),
-                workload_class="development"
-                if req["behaviour"] == "interactive"
-                else ("training" if req["behaviour"] == "training" else "batch"),
-                environment="development" if req["behaviour"] == "interactive" else "production",
+                workload_class=workload,
+                environment=environment,
                 capacity_type="owned",
                 run_id=job_id if req["outcome"] == "requeued" else None,
                 attempt=attempt,

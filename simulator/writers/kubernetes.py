@@ -88,7 +88,7 @@ _IMAGES = {
     "inference": "nvcr.io/nvidia/tritonserver:24.05-py3",
     "development": "quay.io/jupyter/pytorch-notebook:cuda12-2024-05-27",
 }
-_CONTAINER_NAMES = {
+CONTAINER_NAMES = {
     "training": "trainer",
     "batch": "worker",
     "inference": "server",
@@ -230,7 +230,7 @@ class _PodRenderer:
         self.node: str | None = (job["hostnames"] or [None])[0]
         wclass = job["workload_class"] or "batch"
         self.image = _IMAGES.get(wclass, _IMAGES["batch"])
-        self.container = _CONTAINER_NAMES.get(wclass, "main")
+        self.container = CONTAINER_NAMES.get(wclass, "main")
         self.container_id = "containerd://" + _digest("container", self.uid).hex()
         self.image_id = self.image.split(":")[0] + "@sha256:" + _digest("image", self.image).hex()
         resources: dict[str, str] = {}

@@ -22,17 +22,6 @@ from simulator.generate import simulate
 from simulator.model import SimulationConfig
 
 START = datetime(2026, 10, 1, tzinfo=UTC)
-INTERVAL = 300
-
-
-@pytest.fixture(scope="module")
-def sim(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sim")
-    simulate(
-        SimulationConfig(out=out, gpus=80, days=8, interval_s=INTERVAL, seed=11, start=START),
-        show_progress=False,
-    )
-    return out
 
 
 def truth(sim: Path, name: str) -> pl.DataFrame:
@@ -99,10 +88,11 @@ def test_amortised_cur_gpu_cost_matches_ground_truth(sim: Path):
 
 def test_written_telemetry_sums_to_ground_truth_usage(sim: Path):
     """busy GPU-hours recomputed from the GPU_UTIL files equal the ground truth for whole GPUs."""
+    interval = json.loads((sim / "simulation.json").read_text())["interval_s"]
     busy = 0.0
     for path in sim.glob("telemetry/prometheus/*/DCGM_FI_DEV_GPU_UTIL/*.json.gz"):
         for series in json.loads(gzip.decompress(path.read_bytes()))["data"]["result"]:
-            busy += sum(float(v) for _, v in series["values"]) / 100 * INTERVAL / 3600
+            busy += sum(float(v) for _, v in series["values"]) / 100 * interval / 3600
     mig_gpus = set(truth(sim, "jobs.csv").filter(pl.col("mig_profile").is_not_null())["job_key"])
     assert mig_gpus, "the MIG inference pool is planted"
     gpu_hours = truth(sim, "gpu_hours.csv")
@@ -148,7 +138,7 @@ def test_planted_waste_is_in_the_ground_truth(sim: Path):
     weekend_notebooks = idle.filter(
         (pl.col("cause") == "job_idle")
         & pl.col("job_key").is_in(
-            truth(sim, "jobs.csv").filter(pl.col("workload_class") == "development")["job_key"]
+            truth(sim, "jobs.csv").filter(pl.col("workload_class") == "development")["job_key"].to_list()
         )
     )
     assert weekend_notebooks["hours"].max() > 48, "a notebook idles through a weekend"

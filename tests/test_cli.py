@@ -1,0 +1,88 @@
+"""The gpu-ledger command: every subcommand listed, bad options rejected with a reason."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpu_ledger.cli import NOT_BUILT, home_dir, main
+from simulator.fleet import minimum_gpus
+
+CONTRACT_COMMANDS = (
+    "demo",
+    "simulate",
+    "ingest",
+    "pull",
+    "build",
+    "validate",
+    "app",
+    "sql",
+    "export",
+    "status",
+)
+
+
+def test_help_lists_every_contract_command():
+    result = subprocess.run(
+        [sys.executable, "-m", "gpu_ledger.cli", "--help"], capture_output=True, text=True, check=True
+    )
+    for command in CONTRACT_COMMANDS:
+        assert f"    {command} " in result.stdout, command
+
+
+@pytest.mark.parametrize("command", sorted(NOT_BUILT))
+def test_commands_not_built_yet_say_so(command, capsys):
+    assert main([command]) == 3
+    assert "not built yet" in capsys.readouterr().err
+
+
+def test_home_comes_from_flag_then_environment_then_default(monkeypatch, tmp_path):
+    monkeypatch.delenv("GPU_LEDGER_HOME", raising=False)
+    assert str(home_dir(None)) == ".gpu-ledger"
+    monkeypatch.setenv("GPU_LEDGER_HOME", str(tmp_path))
+    assert home_dir(None) == tmp_path
+    assert str(home_dir("elsewhere")) == "elsewhere"
+
+
+def test_simulate_writes_into_home_by_default(tmp_path, capsys):
+    code = main(
+        [
+            "simulate",
+            "--home",
+            str(tmp_path),
+            "--gpus",
+            str(minimum_gpus()),
+            "--days",
+            "1",
+            "--interval",
+            "1800",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    summary = json.loads((tmp_path / "simulated" / "simulation.json").read_text())
+    assert summary["interval_s"] == 1800
+    assert "Ground truth:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--interval", "7"], "--interval must divide an hour"),
+        (["--gpus", "10"], "--gpus 10 is too small"),
+    ],
+)
+def test_simulate_rejects_impossible_settings(tmp_path, capsys, args, message):
+    assert main(["simulate", "--out", str(tmp_path), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir()), "nothing is written for rejected settings"
+
+
+def test_simulate_rejects_a_malformed_date(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--start", "01/10/2026"])
+    assert exc.value.code == 2
+    assert "expected a date like 2026-10-01" in capsys.readouterr().err
