@@ -111,8 +111,9 @@ def _simulate(args: argparse.Namespace, out: Path) -> int:
         print(f"gpu-ledger simulate: {exc}", file=sys.stderr)
         return 2
     print(
-        f"Simulated {summary['gpus']} GPUs on {summary['instances']} machines, "
-        f"{summary['jobs']} job attempts, {summary['telemetry_samples']:,} telemetry samples "
+        f"Simulated a fleet of about {args.gpus} GPUs ({summary['gpus']} GPU devices over the window as "
+        f"machines come and go, {summary['instances']} machines), {summary['jobs']} job attempts, "
+        f"{summary['telemetry_samples']:,} telemetry samples "
         f"over {args.days} days into {out}"
     )
     print(f"Ground truth: {out / 'ground_truth'}")
