@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint benchmark clean
+.PHONY: setup system-deps demo test lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,13 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/gpu-ledger demo
 
+system-deps:
+	bash scripts/system-deps.sh
+
 lint: setup
 	$(BIN)/ruff check .
 
-test: lint
+test: lint system-deps
 	$(BIN)/pytest
 
 benchmark: setup

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 from gpu_ledger import __version__
-
-DEFAULT_HOME = ".gpu-ledger"
+from gpu_ledger.home import DEFAULT_HOME, Home
 
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
 NOT_BUILT = {
-    "ingest": ("land billing, telemetry, scheduler, event and business files in the warehouse", "ingest"),
     "pull": ("pull DCGM series from a live Prometheus HTTP API", "ingest"),
     "build": ("run dbt build into a fresh warehouse and publish it atomically", "warehouse"),
     "validate": ("run the Great Expectations suites over the landed data", "ingest"),
@@ -27,7 +24,7 @@ NOT_BUILT = {
 
 def home_dir(value: str | None) -> Path:
     """--home, else $GPU_LEDGER_HOME, else ./.gpu-ledger."""
-    return Path(value or os.environ.get("GPU_LEDGER_HOME") or DEFAULT_HOME)
+    return Home.resolve(value).root
 
 
 def _utc_date(text: str) -> datetime:
@@ -93,6 +90,22 @@ def parser() -> argparse.ArgumentParser:
     _add_simulation_options(sim, gpus=96, days=30, interval=60)
     sim.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    ing = sub.add_parser(
+        "ingest",
+        parents=[common],
+        help="land billing, telemetry, scheduler, event and business files (format detected by content)",
+    )
+    ing.add_argument(
+        "paths", nargs="+", type=Path, metavar="PATH", help="files or folders (recursed); .gz read as is"
+    )
+    ing.add_argument(
+        "--format", dest="format_name", metavar="NAME", help="force a format instead of detecting it"
+    )
+    ing.add_argument("--timezone", default="UTC", help="time zone of Slurm sacct times (default UTC)")
+    ing.add_argument("--sacct-fields", help="comma-separated field list of headerless sacct output")
+    ing.add_argument("--host", help="host name for nvidia-smi logs that do not carry one")
+    ing.add_argument("--quiet", action="store_true", help="no progress bar")
+
     for name, (help_text, _) in NOT_BUILT.items():
         sub.add_parser(name, parents=[common], help=f"{help_text} (not built yet)")
     return top
@@ -120,9 +133,43 @@ def _simulate(args: argparse.Namespace, out: Path) -> int:
     return 0
 
 
+def _ingest(args: argparse.Namespace, home: Path) -> int:
+    from ingest.base import Options
+    from ingest.runner import ingest
+    from ingest.store import RawStore
+
+    options = Options(
+        timezone=args.timezone,
+        sacct_fields=tuple(args.sacct_fields.split(",")) if args.sacct_fields else None,
+        host=args.host,
+    )
+    try:
+        with RawStore(Home(home).raw_db) as store:
+            outcomes = ingest(
+                args.paths, store, format_name=args.format_name, options=options, progress=not args.quiet
+            )
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"gpu-ledger ingest: {exc}", file=sys.stderr)
+        return 2
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+        if o.status == "rejected":
+            print(f"rejected: {o.error}", file=sys.stderr)
+    rows = sum(o.rows for o in outcomes)
+    print(
+        f"{len(outcomes)} files: "
+        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        + f"; {rows:,} rows landed in {Home(home).raw_db}"
+    )
+    return 1 if counts.get("rejected") else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     home = home_dir(args.home)
+    if args.command == "ingest":
+        return _ingest(args, home)
     if args.command == "simulate":
         return _simulate(args, args.out or home / "simulated")
     if args.command == "demo":

@@ -1,0 +1,34 @@
+"""The errors ingest reports: always the file, and where known the line or row, column and expectation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class IngestError(Exception):
+    """A file that cannot be landed, with enough context for a user to fix it."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        message: str,
+        *,
+        line: int | None = None,
+        column: str | None = None,
+        expected: str | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.expected = expected
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        what = self.message if self.column is None else f"column {self.column!r}: {self.message}"
+        return f"{where}: {what}" + (f" (expected {self.expected})" if self.expected else "")
+
+
+class UnknownFormat(IngestError):
+    """No format recognised the file's content."""

@@ -1,0 +1,1 @@
+"""One module per upstream format family; each exposes FORMAT (or FORMATS) for the registry."""

@@ -1,0 +1,118 @@
+"""The raw store: the one place that owns the DuckDB connection to `<home>/landed.duckdb`.
+
+Every landed table lives in schema `raw` and carries lineage columns (`_load_id`, and for row-shaped
+sources `_source_file` and `_source_row`); `raw.ingest_manifest` records each file. Loads run inside
+one transaction per file, so a crash or kill mid-file leaves no trace of it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+MANIFEST = "raw.ingest_manifest"
+MANIFEST_DDL = f"""
+create table if not exists {MANIFEST} (
+    load_id varchar primary key,
+    path varchar not null,
+    size_bytes bigint not null,
+    sha256 varchar not null,
+    format varchar,
+    rows bigint,
+    tables varchar[],
+    scope varchar,
+    version varchar,
+    status varchar not null,
+    error varchar,
+    loaded_at timestamptz not null
+)
+"""
+# status: loaded | rejected | replaced (a newer load of the same file or scope took its place)
+#         | superseded (a newer delivery of its scope was already loaded)
+
+
+class RawStore:
+    """Read-write access to the raw store, for ingest only."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.con = duckdb.connect(str(path))
+        self.con.sql("create schema if not exists raw")
+        self.con.sql(MANIFEST_DDL)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> RawStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ manifest
+    def loaded_with_hash(self, sha256: str) -> str | None:
+        """The path of a loaded file with this exact content, if any."""
+        rows = self.con.sql(
+            f"select path from {MANIFEST} where sha256 = $h and status = 'loaded' limit 1",
+            params={"h": sha256},
+        ).fetchall()
+        return rows[0][0] if rows else None
+
+    def loads(self, *, path: str | None = None, scope: str | None = None) -> list[dict]:
+        """Loaded (current) entries for a file path or a restatement scope."""
+        column, value = ("path", path) if path is not None else ("scope", scope)
+        frame = self.con.sql(
+            f"select load_id, path, tables, version from {MANIFEST} "
+            f"where {column} = $v and status = 'loaded'",
+            params={"v": value},
+        ).pl()
+        return frame.to_dicts()
+
+    def record(self, **entry: object) -> None:
+        entry.setdefault("loaded_at", datetime.now(UTC))
+        frame = pl.DataFrame([entry])  # noqa: F841  (read by the statement below)
+        self.con.sql(f"insert into {MANIFEST} by name select * from frame")
+
+    def set_status(self, load_id: str, status: str) -> None:
+        self.con.sql(
+            f"update {MANIFEST} set status = $s where load_id = $id", params={"s": status, "id": load_id}
+        )
+
+    def manifest(self) -> pl.DataFrame:
+        return self.con.sql(f"select * from {MANIFEST} order by loaded_at, path").pl()
+
+    # ------------------------------------------------------------------ data
+    def land(self, table: str, incoming: pl.DataFrame | duckdb.DuckDBPyRelation) -> int:
+        """Append rows to raw.<table>, creating it, or adding columns a newer source brings, as needed."""
+        qualified = f"raw.{table}"
+        shape = self.con.sql("select * from incoming limit 0")
+        have = {
+            r[0]
+            for r in self.con.sql(
+                "select column_name from information_schema.columns "
+                "where table_schema = 'raw' and table_name = $t",
+                params={"t": table},
+            ).fetchall()
+        }
+        if not have:
+            self.con.sql(f"create table {qualified} as select * from shape")
+        for name, dtype in zip(shape.columns, shape.types, strict=True):
+            if have and name not in have:
+                self.con.sql(f'alter table {qualified} add column "{name}" {dtype}')
+        return self.con.execute(f"insert into {qualified} by name select * from incoming").fetchall()[0][0]
+
+    def delete_load(self, load_id: str, tables: list[str]) -> None:
+        for table in tables:
+            self.con.sql(f"delete from raw.{table} where _load_id = $id", params={"id": load_id})
+
+    def tables(self) -> list[str]:
+        return [
+            r[0]
+            for r in self.con.sql(
+                "select table_name from information_schema.tables where table_schema = 'raw' order by 1"
+            ).fetchall()
+        ]
