@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from ingest.base import Format
 from ingest.errors import UnknownFormat
-from ingest.formats import prometheus_range
+from ingest.formats import billing, business, events, schedulers, telemetry
 from ingest.sniff import Sniff
 
-# most specific first: the first format whose detect() accepts the file's head wins
-FORMATS: tuple[Format, ...] = (prometheus_range.FORMAT,)
+# within a group, most specific first: the first format whose detect() accepts the file's head wins
+FORMATS: tuple[Format, ...] = (
+    *telemetry.FORMATS,
+    *billing.FORMATS,
+    *schedulers.FORMATS,
+    *events.FORMATS,
+    *business.FORMATS,
+)
 BY_NAME = {f.name: f for f in FORMATS}
 
 

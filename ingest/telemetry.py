@@ -15,7 +15,7 @@ import duckdb
 
 from ingest.base import LoadContext
 
-DCGM_BLANK_THRESHOLD = 2.0**62
+DCGM_BLANK_THRESHOLD = 2.0**62  # at or above: a DCGM blank sentinel, "no value"; NaN (a stale marker) too
 
 # dcgm-exporter 1.x (and --use-old-namespace) metric names -> the current ones
 OLD_METRIC_NAMES = {
@@ -50,8 +50,11 @@ LABEL_COLUMNS = {
     "scrape_job": ("job",),
     "scrape_instance": ("instance",),
 }
-# when honorLabels is off, plain pod/namespace/container name the exporter itself, not the workload
+# With honorLabels off, Prometheus renames the exporter's pod labels to exported_* and the plain ones name
+# the target: the dcgm-exporter pod itself. A series of an idle GPU has no exported_* labels then, and its
+# plain labels still name the exporter, recognisable by the exporter's container name.
 EXPORTER_POD_LABELS = ("pod", "namespace", "container")
+EXPORTER_CONTAINERS = ("nvidia-dcgm-exporter", "dcgm-exporter")
 
 
 def _label(column: str, names: tuple[str, ...]) -> str:
@@ -59,23 +62,31 @@ def _label(column: str, names: tuple[str, ...]) -> str:
     for name in names:
         value = f"labels['{name}']"
         if column in EXPORTER_POD_LABELS and name == column:
-            # a series whose exporter labels were renamed keeps plain pod/namespace for the exporter
-            value = f"case when map_contains(labels, 'exported_{column}') then null else {value} end"
+            exporters = ", ".join(f"'{c}'" for c in EXPORTER_CONTAINERS)
+            value = (
+                f"case when map_contains(labels, 'exported_{column}') "
+                f"or labels['container'] in ({exporters}) then null else {value} end"
+            )
         picks.append(f"nullif({value}, '')")
     return f"coalesce({', '.join(picks)})" if len(picks) > 1 else picks[0]
 
 
 def land(ctx: LoadContext, parsed: duckdb.DuckDBPyRelation) -> None:
-    """Land a parsed relation of (series_no, labels, ts, value) as series and samples."""
+    """Land a relation of (series_no, labels, ts, value), for formats that repeat labels on every sample."""
     con = ctx.store.con
     con.sql("create or replace temp table _parsed as select * from parsed")
+    series = con.sql("select series_no, any_value(labels) as labels from _parsed group by series_no")
+    land_series(ctx, series, con.sql("select series_no, ts, value from _parsed"))
+    con.sql("drop table _parsed")
+
+
+def land_series(ctx: LoadContext, series: duckdb.DuckDBPyRelation, samples: duckdb.DuckDBPyRelation) -> None:
+    """Land series (series_no, labels) and their samples (series_no, ts, value)."""
+    con = ctx.store.con
     metric_case = " ".join(f"when '{old}' then '{new}'" for old, new in OLD_METRIC_NAMES.items())
     typed = ",\n".join(f"{_label(col, names)} as {col}" for col, names in LABEL_COLUMNS.items())
     con.sql(f"""
         create or replace temp table _series as
-        with distinct_series as (
-            select series_no, any_value(labels) as labels from _parsed group by series_no
-        )
         select
             md5_number_lower(array_to_string(list_sort(list_transform(
                 map_entries(labels), lambda e: e.key || '=' || e.value)), chr(31))) as series_id,
@@ -83,19 +94,72 @@ def land(ctx: LoadContext, parsed: duckdb.DuckDBPyRelation) -> None:
             {typed},
             labels,
             series_no
-        from distinct_series
+        from series
     """)
     if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
         raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")
     ctx.land("dcgm_series", con.sql("select * exclude (series_no) from _series"), count=False)
-    samples = con.sql(f"""
-        select s.series_id, p.ts, p.value
-        from _parsed p join _series s using (series_no)
-        where p.value is not null and p.value < {DCGM_BLANK_THRESHOLD}
+    con.sql(f"""
+        create or replace temp table _samples as
+        select s.series_id, s.series_no, s.metric, p.ts, p.value
+        from samples p join _series s using (series_no)
+        where p.value is not null and not isnan(p.value) and p.value < {DCGM_BLANK_THRESHOLD}
     """)
-    _land_samples(ctx, samples)
-    con.sql("drop table _parsed")
+    _check(ctx)
+    _land_samples(ctx, con.sql("select series_id, ts, value from _samples"))
+    con.sql("drop table _samples")
     con.sql("drop table _series")
+
+
+# metric -> (lowest, highest) a real value can take; anything else is a broken exporter or file
+RANGES = {
+    "DCGM_FI_DEV_GPU_UTIL": (0, 100),
+    "DCGM_FI_DEV_MEM_COPY_UTIL": (0, 100),
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE": (0, 1),
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": (0, 1),
+    "DCGM_FI_DEV_FB_USED": (0, None),
+    "DCGM_FI_DEV_FB_FREE": (0, None),
+    "DCGM_FI_DEV_POWER_USAGE": (0, None),
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": (0, None),
+}
+
+
+def _check(ctx: LoadContext) -> None:
+    """Reject impossible values and duplicated samples, naming the first offending series and time."""
+    con = ctx.store.con
+    for metric, (low, high) in RANGES.items():
+        bad = f"value < {low} or isinf(value)" + (f" or value > {high}" if high is not None else "")
+        rows = con.sql(
+            f"select series_no, ts, value from _samples where metric = $m and ({bad}) "
+            "order by series_no, ts limit 1",
+            params={"m": metric},
+        ).fetchall()
+        if rows:
+            series_no, ts, value = rows[0]
+            expected = f"{low} to {high}" if high is not None else f"at least {low}"
+            raise ctx.error(
+                f"{_describe(con, series_no)} has value {value:g} at {ts:%Y-%m-%dT%H:%M:%SZ}",
+                column=metric,
+                expected=expected,
+            )
+    dup = con.sql(
+        "select min(series_no), ts, count(*) from _samples group by series_id, ts having count(*) > 1 "
+        "order by 1, 2 limit 1"
+    ).fetchall()
+    if dup:
+        series_no, ts, n = dup[0]
+        raise ctx.error(
+            f"{_describe(con, series_no)} has {n} samples at {ts:%Y-%m-%dT%H:%M:%SZ}",
+            column="timestamp",
+            expected="one sample per series and time",
+        )
+
+
+def _describe(con: duckdb.DuckDBPyConnection, series_no: int) -> str:
+    metric, uuid, host = con.sql(
+        "select metric, gpu_uuid, hostname from _series where series_no = $n", params={"n": series_no}
+    ).fetchall()[0]
+    return f"series {series_no} ({metric}, GPU {uuid or '?'} on {host or '?'})"
 
 
 def _land_samples(ctx: LoadContext, samples: duckdb.DuckDBPyRelation) -> None:

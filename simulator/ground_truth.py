@@ -71,7 +71,7 @@ def write(
     written = []
     for name, frame in tables.items():
         path = folder / name
-        frame.write_csv(path, datetime_format="%Y-%m-%dT%H:%M:%SZ", float_precision=6)
+        frame.write_csv(path, datetime_format="%Y-%m-%dT%H:%M:%SZ")
         written.append(path)
     readme = folder / "README.md"
     readme.write_text(

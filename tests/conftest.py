@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
+from simulator.generate import simulate
+from simulator.model import SimulationConfig
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 
@@ -15,3 +19,14 @@ def samples() -> Path:
     if not SAMPLES.is_dir():
         pytest.skip(f"real upstream samples not found at {SAMPLES}")
     return SAMPLES
+
+
+@pytest.fixture(scope="session")
+def sim(tmp_path_factory) -> Path:
+    """A small simulated fleet shared by the tests: 80 GPUs over 8 days (a weekend) at 5-minute samples."""
+    out = tmp_path_factory.mktemp("sim")
+    start = datetime(2026, 10, 1, tzinfo=UTC)
+    simulate(
+        SimulationConfig(out=out, gpus=80, days=8, interval_s=300, seed=11, start=start), show_progress=False
+    )
+    return out

@@ -98,7 +98,7 @@ def test_written_telemetry_sums_to_ground_truth_usage(sim: Path):
     gpu_hours = truth(sim, "gpu_hours.csv")
     instances_with_mig = _mig_instances(sim)
     whole = gpu_hours.filter(~pl.col("instance_id").is_in(instances_with_mig))
-    assert busy == pytest.approx(whole["busy_gpu_hours"].sum(), rel=1e-7)
+    assert busy == pytest.approx(whole["busy_gpu_hours"].sum(), rel=1e-9)
 
 
 def _mig_instances(sim: Path) -> list[str]:

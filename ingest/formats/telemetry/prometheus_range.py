@@ -26,7 +26,7 @@ def load(ctx: LoadContext) -> None:
     compression = "gzip" if is_gzip(ctx.path) else "none"
     columns = (
         "{'status': 'VARCHAR', "
-        "'data': 'STRUCT(resultType VARCHAR, result STRUCT(metric JSON, \"values\" JSON[])[])'}"
+        "'data': 'STRUCT(resultType VARCHAR, result STRUCT(metric JSON, \"values\" VARCHAR[][])[])'}"
     )
     try:
         con.sql(
@@ -42,22 +42,54 @@ def load(ctx: LoadContext) -> None:
         raise ctx.error(f"Prometheus answered status {status!r}", column="status", expected="success")
     if result_type != "matrix":
         raise ctx.error(f"resultType is {result_type!r}", column="resultType", expected="matrix")
-    parsed = con.sql(
+    con.sql(
         """
-        with series as (
-            select u.series_no,
-                   json_transform(u.r.metric, '"MAP(VARCHAR, VARCHAR)"') as labels,
-                   u.r."values" as vals
-            from (select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no
-                  from _doc) as u
-        )
-        select series_no, labels,
-               to_timestamp((v->>0)::double) as ts,
-               try_cast(v->>1 as double) as value
-        from series, unnest(vals) as p(v)
+        create or replace temp table _result as
+        select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no from _doc
         """
     )
-    telemetry.land(ctx, parsed)
+    con.sql(
+        """
+        create or replace temp table _points as
+        select series_no, unnest(r."values") as v, generate_subscripts(r."values", 1) as i from _result
+        """
+    )
+    # Prometheus returns each series' points in time order; anything else is a damaged file
+    disorder = con.sql(
+        """
+        select series_no, i, ts from (
+            select series_no, i, to_timestamp(v[1]::double) as ts,
+                   lag(to_timestamp(v[1]::double)) over (partition by series_no order by i) as previous
+            from _points)
+        where ts <= previous order by series_no, i limit 1
+        """
+    ).fetchall()
+    if disorder:
+        series_no, i, ts = disorder[0]
+        raise ctx.error(
+            f"series {series_no}, point {i}: timestamp {ts:%Y-%m-%dT%H:%M:%SZ} is not after the previous one",
+            column="values",
+            expected="strictly increasing timestamps within a series",
+        )
+    not_number = con.sql(
+        "select series_no, i, v[2] from _points where try_cast(v[2] as double) is null order by 1, 2 limit 1"
+    ).fetchall()
+    if not_number:
+        series_no, i, text = not_number[0]
+        raise ctx.error(
+            f"series {series_no}, point {i}: value {text!r} is not a number",
+            column="values",
+            expected='a number as a string, e.g. "37.5"',
+        )
+    series = con.sql(
+        """select series_no, json_transform(r.metric, '"MAP(VARCHAR, VARCHAR)"') as labels from _result"""
+    )
+    samples = con.sql(
+        "select series_no, to_timestamp(v[1]::double) as ts, try_cast(v[2] as double) as value from _points"
+    )
+    telemetry.land_series(ctx, series, samples)
+    con.sql("drop table _points")
+    con.sql("drop table _result")
     con.sql("drop table _doc")
 
 

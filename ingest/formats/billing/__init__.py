@@ -1,0 +1,3 @@
+"""billing formats."""
+
+FORMATS = ()

@@ -1,0 +1,3 @@
+"""business formats."""
+
+FORMATS = ()

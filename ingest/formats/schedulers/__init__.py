@@ -1,0 +1,3 @@
+"""schedulers formats."""
+
+FORMATS = ()
