@@ -14,7 +14,6 @@ from gpu_ledger.home import DEFAULT_HOME, Home
 NOT_BUILT = {
     "pull": ("pull DCGM series from a live Prometheus HTTP API", "ingest"),
     "build": ("run dbt build into a fresh warehouse and publish it atomically", "warehouse"),
-    "validate": ("run the Great Expectations suites over the landed data", "ingest"),
     "app": ("serve the Streamlit reports", "app"),
     "sql": ("run a read-only SQL query against the published marts", "warehouse"),
     "export": ("export marts (FOCUS 1.2 CSV or Parquet)", "warehouse"),
@@ -80,6 +79,7 @@ def parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", parents=[common], help="simulate a fleet and run every built stage on it")
     _add_simulation_options(demo, gpus=96, days=30, interval=60)
+    demo.add_argument("--quiet", action="store_true", help="no progress bars")
 
     sim = sub.add_parser(
         "simulate",
@@ -106,6 +106,12 @@ def parser() -> argparse.ArgumentParser:
     ing.add_argument("--host", help="host name for nvidia-smi logs that do not carry one")
     ing.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    sub.add_parser(
+        "validate",
+        parents=[common],
+        help="run the Great Expectations suites over the landed data and build data docs",
+    )
+
     for name, (help_text, _) in NOT_BUILT.items():
         sub.add_parser(name, parents=[common], help=f"{help_text} (not built yet)")
     return top
@@ -119,7 +125,7 @@ def _simulate(args: argparse.Namespace, out: Path) -> int:
         out=out, gpus=args.gpus, days=args.days, interval_s=args.interval, seed=args.seed, start=args.start
     )
     try:
-        summary = simulate(config, show_progress=not getattr(args, "quiet", False))
+        summary = simulate(config, show_progress=not args.quiet)
     except ValueError as exc:
         print(f"gpu-ledger simulate: {exc}", file=sys.stderr)
         return 2
@@ -165,23 +171,58 @@ def _ingest(args: argparse.Namespace, home: Path) -> int:
     return 1 if counts.get("rejected") else 0
 
 
+def _validate(home: Path) -> int:
+    from ingest.store import RawStore
+    from ingest.validate import validate
+
+    landed = Home(home).raw_db
+    if not landed.exists():
+        print(
+            f"gpu-ledger validate: nothing landed yet in {home}; run gpu-ledger ingest first", file=sys.stderr
+        )
+        return 2
+    with RawStore(landed) as store:
+        results, docs = validate(store, home)
+    for r in results:
+        verdict = "passed" if r.success else "FAILED " + ", ".join(r.failed)
+        print(f"{r.suite:<24} {r.evaluated:>9,} rows  {verdict}")
+    print(f"Data docs: {docs}")
+    return 0 if all(r.success for r in results) else 1
+
+
+# the simulator's folders that hold upstream inputs (ground_truth/ is what the marts must match, not input)
+SIMULATED_INPUTS = ("billing", "telemetry", "schedulers", "events", "business")
+
+
+def _demo(args: argparse.Namespace, home: Path) -> int:
+    """Simulate a fleet, then run every stage built so far on it, stopping at the first that fails."""
+    simulated = home / "simulated"
+    code = _simulate(args, simulated)
+    if code:
+        return code
+    args.paths = [simulated / name for name in SIMULATED_INPUTS if (simulated / name).exists()]
+    args.format_name, args.timezone, args.sacct_fields, args.host = None, "UTC", None, None
+    for stage in (lambda: _ingest(args, home), lambda: _validate(home)):
+        code = stage()
+        if code:
+            return code
+    pending = [n for n in ("build", "app") if n in NOT_BUILT]
+    if pending:
+        print(f"Demo stages run: simulate, ingest, validate. Not built yet: {', '.join(pending)}.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     home = home_dir(args.home)
     if args.command == "ingest":
         return _ingest(args, home)
+    if args.command == "validate":
+        return _validate(home)
     if args.command == "simulate":
         return _simulate(args, args.out or home / "simulated")
     if args.command == "demo":
-        code = _simulate(args, home / "simulated")
-        if code == 0:
-            built = [n for n in ("ingest", "build", "validate", "app") if n not in NOT_BUILT]
-            pending = [n for n in ("ingest", "build", "validate", "app") if n in NOT_BUILT]
-            print(
-                f"Demo stages run: simulate{''.join(', ' + n for n in built)}. "
-                f"Not built yet: {', '.join(pending)}."
-            )
-        return code
+        return _demo(args, home)
     help_text, owner = NOT_BUILT[args.command]
     print(
         f"gpu-ledger {args.command}: not built yet (it will {help_text}; see the {owner} issue).",

@@ -1,0 +1,186 @@
+"""`gpu-ledger validate`: Great Expectations suites over the landed raw tables.
+
+Each suite reads one raw table (big tables through a reservoir sample, so a month of a thousand GPUs
+validates in seconds), runs its expectations, stores one row per expectation in
+`raw.validation_results` (the app's data health page and `gpu-ledger status` read it), and the run
+is rendered as Great Expectations data docs under `<home>/gx/`.
+
+Ingest already refuses what can never be right (a utilisation of -3 %); these suites report what is
+suspicious across files: missing keys, values out of the plausible range, times outside the period
+a file claims, costs that disagree with rate × quantity.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+import warnings
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import great_expectations as gx
+import polars as pl
+
+from ingest.store import RawStore
+
+SAMPLE_ROWS = 200_000
+RESULTS = "raw.validation_results"
+RESULTS_DDL = f"""
+create table if not exists {RESULTS} (
+    run_id varchar, run_at timestamptz, suite varchar, table_name varchar, expectation varchar,
+    column_name varchar, success boolean, element_count bigint, unexpected_count bigint,
+    unexpected_percent double, details varchar
+)
+"""
+UTIL_METRICS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL")
+RATIO_METRICS = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE")
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Expectations on the rows one query returns from the raw store."""
+
+    name: str
+    table: str  # the raw table the suite needs; skipped when it was never landed
+    query: str
+    expectations: tuple[gx.expectations.Expectation, ...]
+
+
+def _telemetry_suite(now: datetime) -> Suite:
+    e = gx.expectations
+    sampled = f"""
+        with series as (select distinct on (series_id) * from raw.dcgm_series)
+        select s.metric, s.gpu_uuid, s.hostname, x.ts, x.value
+        from (select * from raw.dcgm_samples using sample reservoir({SAMPLE_ROWS} rows) repeatable (7)) x
+        join series s using (series_id)
+    """
+
+    def metric_is(names: tuple[str, ...]) -> dict:
+        quoted = ", ".join(f'"{n}"' for n in names)
+        return {"row_condition": f"metric in [{quoted}]", "condition_parser": "pandas"}
+
+    return Suite(
+        name="dcgm_samples",
+        table="dcgm_samples",
+        query=sampled,
+        expectations=(
+            e.ExpectColumnValuesToNotBeNull(column="ts"),
+            e.ExpectColumnValuesToNotBeNull(column="value"),
+            e.ExpectColumnValuesToNotBeNull(column="hostname"),
+            e.ExpectColumnValuesToNotBeNull(column="gpu_uuid", mostly=0.99),
+            e.ExpectColumnValuesToMatchRegex(column="gpu_uuid", regex=r"^GPU-[0-9a-fA-F-]{36}$", mostly=0.99),
+            e.ExpectColumnValuesToBeBetween(
+                column="value", min_value=0, max_value=100, **metric_is(UTIL_METRICS)
+            ),
+            e.ExpectColumnValuesToBeBetween(
+                column="value", min_value=0, max_value=1, **metric_is(RATIO_METRICS)
+            ),
+            e.ExpectColumnValuesToBeBetween(
+                column="value", min_value=0, max_value=2000, **metric_is(("DCGM_FI_DEV_POWER_USAGE",))
+            ),
+            e.ExpectColumnValuesToBeBetween(
+                column="ts", min_value=datetime(2015, 1, 1, tzinfo=UTC), max_value=now
+            ),
+        ),
+    )
+
+
+def _manifest_suite() -> Suite:
+    e = gx.expectations
+    return Suite(
+        name="ingest_manifest",
+        table="ingest_manifest",
+        query="select * from raw.ingest_manifest",
+        expectations=(
+            e.ExpectColumnValuesToBeUnique(column="load_id"),
+            e.ExpectColumnValuesToNotBeNull(column="sha256"),
+            e.ExpectColumnValuesToBeInSet(
+                column="status", value_set=["loaded", "rejected", "replaced", "superseded"]
+            ),
+            e.ExpectColumnValuesToBeNull(
+                column="error", row_condition='status == "loaded"', condition_parser="pandas"
+            ),
+        ),
+    )
+
+
+def suites(now: datetime) -> list[Suite]:
+    return [_manifest_suite(), _telemetry_suite(now)]
+
+
+@dataclass
+class SuiteResult:
+    suite: str
+    success: bool
+    evaluated: int
+    failed: list[str]
+
+
+def validate(store: RawStore, home: Path) -> tuple[list[SuiteResult], Path]:
+    """Run every suite whose table exists; keep the results; build data docs under <home>/gx.
+
+    Returns the suites' results and the data docs' index page."""
+    logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module="great_expectations")
+    now = datetime.now(UTC)
+    run_id = uuid.uuid4().hex
+    context = gx.get_context(mode="file", project_root_dir=home)
+    context.variables.progress_bars = {"globally": False, "metric_calculations": False}
+    source = context.data_sources.add_or_update_pandas("raw")
+    store.con.sql(RESULTS_DDL)
+    landed = set(store.tables())
+    outcomes, rows = [], []
+    for suite in suites(now):
+        if suite.table not in landed:
+            continue
+        frame = store.con.sql(suite.query).df()
+        asset = (
+            source.add_dataframe_asset(suite.name)
+            if suite.name not in source.get_asset_names()
+            else (source.get_asset(suite.name))
+        )
+        batch = asset.add_batch_definition_whole_dataframe(f"{suite.name}-{run_id}")
+        expectation_suite = context.suites.add_or_update(
+            gx.ExpectationSuite(name=suite.name, expectations=list(suite.expectations))
+        )
+        definition = context.validation_definitions.add_or_update(
+            gx.ValidationDefinition(name=suite.name, data=batch, suite=expectation_suite)
+        )
+        checkpoint = context.checkpoints.add_or_update(
+            gx.Checkpoint(
+                name=suite.name,
+                validation_definitions=[definition],
+                actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs")],
+            )
+        )
+        result = checkpoint.run(batch_parameters={"dataframe": frame})
+        failed = []
+        for validation in result.run_results.values():
+            for r in validation.results:
+                config = r.expectation_config
+                column = config.kwargs.get("column")
+                rows.append(
+                    {
+                        "run_id": run_id,
+                        "run_at": now,
+                        "suite": suite.name,
+                        "table_name": suite.table,
+                        "expectation": config.type,
+                        "column_name": column,
+                        "success": r.success,
+                        "element_count": r.result.get("element_count", len(frame)),
+                        "unexpected_count": r.result.get("unexpected_count"),
+                        "unexpected_percent": r.result.get("unexpected_percent"),
+                        "details": json.dumps(config.kwargs, default=str),
+                    }
+                )
+                if not r.success:
+                    failed.append(f"{config.type}({column or ''})")
+        outcomes.append(SuiteResult(suite.name, result.success, len(frame), failed))
+    if rows:
+        frame = pl.DataFrame(rows)  # noqa: F841  (read by name below)
+        store.con.sql(f"insert into {RESULTS} by name select * from frame")
+    index = Path(next(iter(context.build_data_docs().values())).removeprefix("file://"))
+    return outcomes, index

@@ -1,0 +1,79 @@
+"""gpu-ledger validate: suites run on what was landed, results are kept, data docs are built."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+GPU = {
+    "__name__": "DCGM_FI_DEV_POWER_USAGE",
+    "UUID": "GPU-8e9487eb-4811-4a83-239f-016e09ec4678",
+    "Hostname": "node-a",
+    "gpu": "0",
+}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gpu_ledger.cli", *args], capture_output=True, text=True)
+
+
+def _results(home: Path) -> list[tuple]:
+    with duckdb.connect(str(home / "landed.duckdb"), read_only=True) as con:
+        return con.sql(
+            "select suite, expectation, column_name, success from raw.validation_results order by all"
+        ).fetchall()
+
+
+def test_validate_passes_on_the_simulated_telemetry_and_builds_data_docs(sim: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    assert (
+        _cli(
+            "ingest", "--home", str(home), "--quiet", str(sim / "telemetry" / "prometheus" / "hpc-fra")
+        ).returncode
+        == 0
+    )
+    result = _cli("validate", "--home", str(home))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "dcgm_samples" in result.stdout and "FAILED" not in result.stdout
+    results = _results(home)
+    assert {r[0] for r in results} == {"ingest_manifest", "dcgm_samples"}
+    assert all(r[3] for r in results)
+    assert (home / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").exists()
+
+
+def test_implausible_power_is_reported_and_kept(tmp_path: Path):
+    """5 kW on one GPU passes ingest (power has no hard ceiling) but fails the plausibility suite."""
+    f = tmp_path / "power.json"
+    f.write_text(
+        json.dumps(
+            {
+                "status": "success",
+                "data": {
+                    "resultType": "matrix",
+                    "result": [
+                        {"metric": GPU, "values": [[1_790_000_000, "350.5"], [1_790_000_030, "5000"]]}
+                    ],
+                },
+            }
+        )
+    )
+    home = tmp_path / "home"
+    assert _cli("ingest", "--home", str(home), "--quiet", str(f)).returncode == 0
+    result = _cli("validate", "--home", str(home))
+    assert result.returncode == 1
+    assert (
+        "dcgm_samples" in result.stdout
+        and "FAILED expect_column_values_to_be_between(value)" in result.stdout
+    )
+    failed = [r for r in _results(home) if not r[3]]
+    assert failed == [("dcgm_samples", "expect_column_values_to_be_between", "value", False)]
+
+
+def test_validate_without_landed_data_says_what_to_do(tmp_path: Path):
+    result = _cli("validate", "--home", str(tmp_path))
+    assert result.returncode == 2
+    assert "run gpu-ledger ingest first" in result.stderr
