@@ -17,7 +17,6 @@ NOT_BUILT = {
     "app": ("serve the Streamlit reports", "app"),
     "sql": ("run a read-only SQL query against the published marts", "warehouse"),
     "export": ("export marts (FOCUS 1.2 CSV or Parquet)", "warehouse"),
-    "status": ("what is loaded, its freshness and reconciliation", "ingest"),
 }
 
 
@@ -110,6 +109,10 @@ def parser() -> argparse.ArgumentParser:
         "validate",
         parents=[common],
         help="run the Great Expectations suites over the landed data and build data docs",
+    )
+
+    sub.add_parser(
+        "status", parents=[common], help="what is loaded per source, how fresh, and what is missing"
     )
 
     for name, (help_text, _) in NOT_BUILT.items():
@@ -212,6 +215,29 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
     return 0
 
 
+def _status(home: Path) -> int:
+    from ingest.status import WITHOUT, status
+    from ingest.store import RawStore
+
+    landed = Home(home).raw_db
+    if not landed.exists():
+        print(f"Nothing landed in {home} yet: run gpu-ledger ingest PATH... (or make demo).")
+        return 0
+    with RawStore(landed) as store:
+        groups = status(store)
+    for g in groups:
+        if not g.files:
+            print(f"{g.group:<11} missing: {WITHOUT[g.group]}")
+            continue
+        span = f", data {g.data_from:%Y-%m-%d %H:%M} to {g.data_to:%Y-%m-%d %H:%M} UTC" if g.data_to else ""
+        rejected = f", {g.rejected} rejected" if g.rejected else ""
+        print(
+            f"{g.group:<11} {g.files:,} files, {g.rows:,} rows ({', '.join(g.formats)}){rejected}, "
+            f"last loaded {g.last_loaded_at:%Y-%m-%d %H:%M} UTC{span}"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     home = home_dir(args.home)
@@ -219,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         return _ingest(args, home)
     if args.command == "validate":
         return _validate(home)
+    if args.command == "status":
+        return _status(home)
     if args.command == "simulate":
         return _simulate(args, args.out or home / "simulated")
     if args.command == "demo":

@@ -1,0 +1,26 @@
+"""gpu-ledger status: what is loaded, how fresh, and what each missing source costs the user."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpu_ledger.cli import main
+from ingest.runner import ingest
+from ingest.store import RawStore
+
+
+def test_status_reports_loaded_and_missing_groups(sim: Path, tmp_path: Path, capsys):
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        outcomes = ingest([sim / "telemetry/prometheus/hpc-fra/DCGM_FI_DEV_GPU_UTIL"], store, progress=False)
+    assert main(["status", "--home", str(tmp_path)]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    rows = sum(o.rows for o in outcomes)
+    assert f"telemetry   {len(outcomes)} files, {rows:,} rows (prometheus_query_range)" in lines["telemetry"]
+    assert "data 2026-10-01 00:00 to 2026-10-08 23:55 UTC" in lines["telemetry"]
+    assert lines["billing"] == "billing     missing: no costs: marts show usage only"
+    assert lines["schedulers"].startswith("schedulers  missing: no jobs")
+
+
+def test_status_of_an_empty_home_says_how_to_start(tmp_path: Path, capsys):
+    assert main(["status", "--home", str(tmp_path)]) == 0
+    assert "Nothing landed" in capsys.readouterr().out
