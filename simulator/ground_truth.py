@@ -71,7 +71,8 @@ def write(
     written = []
     for name, frame in tables.items():
         path = folder / name
-        frame.write_csv(path, datetime_format="%Y-%m-%dT%H:%M:%SZ")
+        # 9 decimals: far below a cent or a GPU-second, and stable across parallel summation orders
+        frame.write_csv(path, datetime_format="%Y-%m-%dT%H:%M:%SZ", float_precision=9)
         written.append(path)
     readme = folder / "README.md"
     readme.write_text(

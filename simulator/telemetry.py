@@ -157,6 +157,309 @@ def _behaviour(kind: str, level: float, t: np.ndarray, rng: np.random.Generator)
     return np.clip(u, 0.06, 1.0)
 
 
+@dataclass
+class DaySamples:
+    """One day's grid: every telemetry unit alive that day × every sample time."""
+
+    times: np.ndarray  # sample times, Unix seconds
+    units: np.ndarray  # indices of the alive units
+    alive: np.ndarray  # (unit, t): the unit's machine runs
+    util: np.ndarray  # (unit, t): utilisation 0..1
+    consumer: np.ndarray  # (unit, t): allocation index, -1 when no job holds the unit
+    fb: np.ndarray  # (unit, t): framebuffer used, MiB
+
+
+@dataclass
+class DeviceDay:
+    """The day's GPU-level readings: MIG slices summed into their GPU."""
+
+    gpus: np.ndarray  # GPU rows alive today
+    unit_gpu: np.ndarray  # for each alive unit, its index in `gpus`
+    alive: np.ndarray  # (gpu, t)
+    util: np.ndarray  # (gpu, t): device utilisation 0..1
+    power: np.ndarray  # (gpu, t): W
+    counter: np.ndarray  # (gpu, t): energy counter, mJ
+    increments: np.ndarray  # (gpu, t): energy drawn until the next sample (0 when there is none), mJ
+
+
+class TelemetryGenerator:
+    """Samples every monitored unit, a day at a time, and writes what Prometheus would serve."""
+
+    def __init__(
+        self,
+        instances: pl.DataFrame,
+        gpus: pl.DataFrame,
+        mig: pl.DataFrame,
+        jobs: pl.DataFrame,
+        allocations: pl.DataFrame,
+        start: int,
+        days: int,
+        interval: int,
+        seed: int,
+        out: Path,
+    ) -> None:
+        self.start, self.days, self.interval, self.out = start, days, interval, out
+        self.window_end = start + days * DAY
+        self.units, gpu_table = _units(instances, gpus, mig)
+        models = catalogue.gpu_models()
+        gpu_models = gpus.join(
+            instances.select("instance_id", "gpu_model"), on="instance_id", how="left", maintain_order="left"
+        )["gpu_model"]
+        self.tdp = np.array([models[m]["tdp_watts"] for m in gpu_models], dtype=np.float64)
+        self.idle_w = np.array([models[m]["idle_watts"] for m in gpu_models], dtype=np.float64)
+        self.rng = np.random.default_rng([seed, 3])
+        self.energy = self.rng.integers(10**10, 10**12, gpus.height).astype(np.int64)  # mJ since boot
+        self.reset_gpu, self.reset_at = _planted_reset(gpu_table, start, days, interval)
+        unit_key = {k: i for i, k in enumerate(zip(self.units.gpu_uuid, self.units.gi_id, strict=True))}
+        allocs = allocations.join(
+            jobs.select("job_key", "scheduler", "job_id", "name", "namespace", "workload_class"), on="job_key"
+        )
+        self.a_unit = np.array(
+            [
+                unit_key.get((u, -1 if gi is None else gi), -1)
+                for u, gi in zip(allocs["gpu_uuid"], allocs["gpu_instance_id"], strict=True)
+            ],
+            dtype=np.int64,
+        )
+        self.a_start, self.a_end = _secs(allocs["started_at"]), _secs(allocs["ended_at"])
+        self.a_kind, self.a_level = allocs["behaviour"].to_list(), allocs["util_level"].to_numpy()
+        self.a_fb = allocs["fb_used_mib"].to_numpy()
+        self.consumer_labels = _consumer_labels(allocs)
+        self.totals = TelemetryTotals()
+
+    def run(self, progress=None) -> TelemetryTotals:
+        snapshot = None
+        for d in range(self.days):
+            day = self._sample(d)
+            if day is not None:
+                device = self._device(day)
+                metrics = self._metrics(day, device)
+                self._write(day, metrics)
+                self._accumulate(day, device, metrics)
+                snapshot = self._snapshot(day, metrics)
+            if progress is not None:
+                progress(1)
+        if snapshot is not None:
+            _write_snapshots(snapshot, self.window_end - self.interval, self.out, self.totals)
+        return self.totals
+
+    def _sample(self, d: int) -> DaySamples | None:
+        """Fill the day's grid from the allocations' behaviours; idle units hover at 0-2 %."""
+        units, rng = self.units, self.rng
+        times = self.start + d * DAY + np.arange(DAY // self.interval, dtype=np.int64) * self.interval
+        t_lo, t_hi = int(times[0]), int(times[-1]) + self.interval
+        alive_units = np.nonzero((units.launched < t_hi) & (units.terminated > t_lo))[0]
+        if alive_units.size == 0:
+            return None
+        alive = (times[None, :] >= units.launched[alive_units, None]) & (
+            times[None, :] < units.terminated[alive_units, None]
+        )
+        row_of = np.full(units.gpu_uuid.size, -1, dtype=np.int64)
+        row_of[alive_units] = np.arange(alive_units.size)
+        util = rng.integers(0, 3, alive.shape) / 100.0
+        consumer = np.full(alive.shape, -1, dtype=np.int64)
+        fb = rng.integers(0, 6, alive.shape).astype(np.int64)
+        for a in np.nonzero((self.a_start < t_hi) & (self.a_end > t_lo) & (self.a_unit >= 0))[0]:
+            r = row_of[self.a_unit[a]]
+            i0, i1 = np.searchsorted(times, [self.a_start[a], self.a_end[a]], side="left")
+            if r < 0 or i1 <= i0:
+                continue
+            util[r, i0:i1] = _behaviour(self.a_kind[a], self.a_level[a], times[i0:i1], rng)
+            consumer[r, i0:i1] = a
+            fb[r, i0:i1] = self.a_fb[a] + rng.integers(-64, 64, i1 - i0)
+        return DaySamples(times, alive_units, alive, util, consumer, fb)
+
+    def _device(self, day: DaySamples) -> DeviceDay:
+        """Power and the energy counter per GPU, from the utilisation of its slices."""
+        units, interval = self.units, self.interval
+        whole = units.gi_id[day.units] < 0
+        gpus, unit_gpu = np.unique(units.gpu_row[day.units], return_inverse=True)
+        contribution = np.where(
+            whole[:, None],
+            np.rint(day.util * 100) / 100.0,
+            np.round(day.util, 4) * units.share[day.units, None],
+        )
+        util = _sum_rows(contribution * day.alive, unit_gpu, gpus.size)
+        alive = _sum_rows(day.alive.astype(np.int64), unit_gpu, gpus.size) > 0
+        tdp, idle_w = self.tdp[gpus, None], self.idle_w[gpus, None]
+        noise = self.rng.normal(0, 0.01, util.shape) * tdp
+        power = np.maximum(np.round(idle_w + (tdp - idle_w) * util**0.85 + noise, 3), idle_w * 0.8)
+        increments = np.rint(power * interval * 1000).astype(np.int64) * alive
+        counter = self.energy[gpus, None] + np.cumsum(increments, axis=1) - increments  # value at each t
+        self.energy[gpus] = counter[:, -1] + increments[:, -1]
+        times = day.times
+        if self.reset_gpu >= 0 and times[0] <= self.reset_at <= times[-1] and self.reset_gpu in gpus:
+            g = int(np.searchsorted(gpus, self.reset_gpu))
+            j = int(np.searchsorted(times, self.reset_at))
+            counter[g, j:] = counter[g, j:] - counter[g, j] + increments[g, j - 1]
+            self.energy[self.reset_gpu] = counter[g, -1] + increments[g, -1]
+        # the energy drawn until the next sample; the last sample of a life (or of the window) has none
+        t_next = int(times[-1]) + interval
+        next_alive = (
+            (units.launched[day.units] <= t_next)
+            & (units.terminated[day.units] > t_next)
+            & (t_next < self.window_end)
+        )
+        has_next = np.concatenate(
+            [alive[:, 1:], _sum_rows(next_alive[:, None].astype(np.int64), unit_gpu, gpus.size) > 0], axis=1
+        )
+        return DeviceDay(gpus, unit_gpu, alive, util, power, counter, increments * has_next)
+
+    def _metrics(self, day: DaySamples, device: DeviceDay) -> dict[str, np.ndarray]:
+        """Every metric's (unit, t) values, rounded as the exporter reports them."""
+        fb_total = self.units.fb_total[day.units, None]
+        fb_used = np.clip(day.fb, 0, fb_total)
+        return {
+            "DCGM_FI_DEV_GPU_UTIL": np.rint(day.util * 100).astype(np.int64),
+            "DCGM_FI_DEV_MEM_COPY_UTIL": np.rint(day.util * 45).astype(np.int64),
+            "DCGM_FI_DEV_FB_USED": fb_used,
+            "DCGM_FI_DEV_FB_FREE": fb_total - fb_used,
+            "DCGM_FI_DEV_POWER_USAGE": device.power[device.unit_gpu],
+            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": device.counter[device.unit_gpu],
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE": np.round(day.util, 4),
+            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": np.round(day.util * 0.55, 4),
+        }
+
+    def _write(self, day: DaySamples, metrics: dict[str, np.ndarray]) -> None:
+        """One query_range answer per cluster and metric; a series per unit and the job that held it."""
+        units, n = self.units, day.times.size
+        width = day.consumer.max(initial=0) + 2
+        pair = day.units[:, None] * width + day.consumer + 1
+        keys, series_of = np.unique(pair[day.alive], return_inverse=True)
+        s_unit, s_consumer = keys // width, keys % width - 1
+        labels = pl.concat(
+            [units.labels[s_unit.tolist()], _labels_for(self.consumer_labels, s_consumer)], how="horizontal"
+        )
+        # a requeued job running again on the same GPU continues the same series: merge equal label sets
+        identity = labels.select(pl.concat_str(pl.all().fill_null("\x00"), separator="\x01")).to_series()
+        _, first, merged = np.unique(identity.to_numpy(), return_index=True, return_inverse=True)
+        series_of = merged[series_of]
+        labels, s_whole = labels[first.tolist()], units.gi_id[s_unit[first]] < 0
+        rows_i, cols_i = np.nonzero(day.alive)
+        clusters = labels["cluster"].to_numpy()
+        target_labels = {
+            c: _prometheus_labels(labels.filter(pl.col("cluster") == c), c)
+            for c in np.unique(clusters).tolist()
+        }
+        name = _day_name(day.times[0])
+        for metric, values in metrics.items():
+            grid = np.full((labels.height, n), np.nan)
+            grid[series_of, cols_i] = values[rows_i, cols_i]
+            for cluster, cluster_labels in target_labels.items():
+                in_cluster = clusters == cluster
+                keep = in_cluster & s_whole if metric in WHOLE_GPU_METRICS else in_cluster
+                if not keep.any():
+                    continue
+                path = self.out / "telemetry" / "prometheus" / cluster / metric / f"{name}.json.gz"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                names = cluster_labels.with_columns(pl.lit(metric).alias("__name__")).filter(
+                    pl.Series(keep[in_cluster])
+                )
+                self.totals.samples_written += write_query_range(
+                    path, names, day.times, grid[keep], METRIC_FORMATS[metric]
+                )
+                self.totals.files.append(path)
+
+    def _accumulate(self, day: DaySamples, device: DeviceDay, metrics: dict[str, np.ndarray]) -> None:
+        """Per GPU-hour and per allocation sums, and low-utilisation runs, from the values just written."""
+        interval, times = self.interval, day.times
+        whole = self.units.gi_id[day.units] < 0
+        share = self.units.share[day.units, None]
+        ratio = metrics["DCGM_FI_PROF_GR_ENGINE_ACTIVE"]
+        unit_pct = np.where(whole[:, None], metrics["DCGM_FI_DEV_GPU_UTIL"], ratio * 100)
+        busy_unit = np.where(whole[:, None], unit_pct / 100.0, ratio * share) * day.alive * interval / 3600.0
+        fb_used = metrics["DCGM_FI_DEV_FB_USED"]
+        n_gpu, n = device.alive.shape
+        per_hour = 3600 // interval
+        hours = n // per_hour
+
+        def by_hour(a: np.ndarray, how: str = "sum") -> np.ndarray:
+            blocks = a.reshape(a.shape[0], hours, per_hour)
+            return blocks.max(axis=2) if how == "max" else blocks.sum(axis=2)
+
+        samples = by_hour(device.alive.astype(np.int64))
+        g_idx, h_idx = np.nonzero(samples > 0)
+        self.totals.gpu_hours.append(
+            pl.DataFrame(
+                {
+                    "gpu_row": device.gpus[g_idx],
+                    "hour_start": times[0] + h_idx * 3600,
+                    "samples": samples[g_idx, h_idx],
+                    "busy_gpu_hours": by_hour(_sum_rows(busy_unit, device.unit_gpu, n_gpu))[g_idx, h_idx],
+                    "util_pct_sum": by_hour(device.util * 100 * device.alive)[g_idx, h_idx],
+                    "max_fb_used_mib": by_hour(
+                        _sum_rows(np.where(day.alive, fb_used, 0), device.unit_gpu, n_gpu), "max"
+                    )[g_idx, h_idx],
+                    # the counter's increase from each sample to the next, in the hour of the earlier sample
+                    "energy_kwh": by_hour(device.increments)[g_idx, h_idx] / 3.6e9,
+                }
+            )
+        )
+        has = day.consumer >= 0
+        if has.any():
+            uniq, inv = np.unique(day.consumer[has], return_inverse=True)
+            max_fb = np.zeros(uniq.size, dtype=np.int64)
+            np.maximum.at(max_fb, inv, fb_used[has])
+            self.totals.allocation_sums.append(
+                pl.DataFrame(
+                    {
+                        "allocation": uniq,
+                        "samples": np.bincount(inv).astype(np.int64),
+                        "busy_gpu_hours": np.bincount(inv, weights=busy_unit[has]),
+                        "util_pct_sum": np.bincount(inv, weights=unit_pct[has]),
+                        "max_fb_used_mib": max_fb,
+                    }
+                )
+            )
+        self.totals.idle_runs.append(self._low_runs(day, device))
+
+    def _low_runs(self, day: DaySamples, device: DeviceDay) -> pl.DataFrame:
+        """Runs of samples below the idle threshold per GPU, split where the job on it changes.
+
+        The consumer of a run is the whole-GPU job, -1 for none, or -2 for a MIG GPU with slices in use.
+        """
+        n_gpu, n = device.alive.shape
+        whole = self.units.gi_id[day.units] < 0
+        consumer = np.full((n_gpu, n), -1, dtype=np.int64)
+        np.maximum.at(consumer, device.unit_gpu, np.where(whole[:, None], day.consumer, -1))
+        sliced_busy = (
+            _sum_rows(((~whole[:, None]) & (day.consumer >= 0)).astype(np.int64), device.unit_gpu, n_gpu) > 0
+        )
+        consumer = np.where(sliced_busy, -2, consumer)
+        low = (device.util * 100 < IDLE_UTIL_PCT) & device.alive
+        padded = np.full((n_gpu, n + 2), -4, dtype=np.int64)
+        padded[:, 1:-1] = np.where(low, consumer, -3)
+        flat = padded.ravel()
+        change = np.nonzero(flat[1:] != flat[:-1])[0] + 1
+        seg_start, seg_end = change[:-1], change[1:]
+        value = flat[seg_start]
+        keep = value >= -2
+        row, col0 = np.divmod(seg_start[keep], n + 2)
+        col1 = seg_end[keep] % (n + 2)
+        col1 = np.where(col1 == 0, n + 2, col1)
+        return pl.DataFrame(
+            {
+                "gpu_row": device.gpus[row],
+                "started_at": day.times[col0 - 1],
+                "ended_at": day.times[col1 - 2] + self.interval,
+                "consumer": value[keep],
+            }
+        )
+
+    def _snapshot(self, day: DaySamples, metrics: dict[str, np.ndarray]) -> dict:
+        """The last sample's series, for the raw /metrics snapshots written after the last day."""
+        last = day.alive[:, -1]
+        labels = pl.concat(
+            [self.units.labels[day.units.tolist()], _labels_for(self.consumer_labels, day.consumer[:, -1])],
+            how="horizontal",
+        )
+        return {
+            "labels": labels.filter(pl.Series(last)),
+            "values": {m: v[:, -1][last].astype(np.float64) for m, v in metrics.items()},
+            "whole": (self.units.gi_id[day.units] < 0)[last],
+        }
+
+
 def generate(
     instances: pl.DataFrame,
     gpus: pl.DataFrame,
@@ -171,87 +474,9 @@ def generate(
     progress=None,
 ) -> TelemetryTotals:
     """Sample every monitored unit for the whole window, write the files, return the sums."""
-    units, gpu_table = _units(instances, gpus, mig)
-    all_gpus = gpus.join(
-        instances.select("instance_id", "gpu_model"), on="instance_id", how="left", maintain_order="left"
+    return TelemetryGenerator(instances, gpus, mig, jobs, allocations, start, days, interval, seed, out).run(
+        progress
     )
-    models = catalogue.gpu_models()
-    gpu_tdp = np.array([models[m]["tdp_watts"] for m in all_gpus["gpu_model"]], dtype=np.float64)
-    gpu_idle_w = np.array([models[m]["idle_watts"] for m in all_gpus["gpu_model"]], dtype=np.float64)
-    rng = np.random.default_rng([seed, 3])
-    n_gpus = gpus.height
-    energy = rng.integers(10**10, 10**12, n_gpus).astype(np.int64)  # mJ since boot
-    reset_gpu, reset_at = _planted_reset(gpu_table, start, days, interval)
-
-    unit_key = {(u, gi): i for i, (u, gi) in enumerate(zip(units.gpu_uuid, units.gi_id, strict=True))}
-    allocs = allocations.join(
-        jobs.select("job_key", "scheduler", "job_id", "name", "namespace", "workload_class"), on="job_key"
-    )
-    a_unit = np.array(
-        [
-            unit_key.get((u, -1 if gi is None else gi), -1)
-            for u, gi in zip(allocs["gpu_uuid"], allocs["gpu_instance_id"], strict=True)
-        ],
-        dtype=np.int64,
-    )
-    a_start, a_end = _secs(allocs["started_at"]), _secs(allocs["ended_at"])
-    a_kind, a_level = allocs["behaviour"].to_list(), allocs["util_level"].to_numpy()
-    a_fb = allocs["fb_used_mib"].to_numpy()
-    consumer_labels = _consumer_labels(allocs)
-
-    totals = TelemetryTotals()
-    last_day = None
-    per_day = DAY // interval
-    for d in range(days):
-        times = start + d * DAY + np.arange(per_day, dtype=np.int64) * interval
-        t_lo, t_hi = int(times[0]), int(times[-1]) + interval
-        alive_units = np.nonzero((units.launched < t_hi) & (units.terminated > t_lo))[0]
-        if alive_units.size == 0:
-            continue
-        alive = (times[None, :] >= units.launched[alive_units, None]) & (
-            times[None, :] < units.terminated[alive_units, None]
-        )
-        row_of = np.full(units.gpu_uuid.size, -1, dtype=np.int64)
-        row_of[alive_units] = np.arange(alive_units.size)
-        util = np.zeros(alive.shape)
-        util[:] = rng.integers(0, 3, alive.shape) / 100.0
-        consumer = np.full(alive.shape, -1, dtype=np.int64)
-        fb = rng.integers(0, 6, alive.shape).astype(np.int64)
-        for a in np.nonzero((a_start < t_hi) & (a_end > t_lo) & (a_unit >= 0))[0]:
-            r = row_of[a_unit[a]]
-            if r < 0:
-                continue
-            i0, i1 = np.searchsorted(times, [a_start[a], a_end[a]], side="left")
-            if i1 <= i0:
-                continue
-            util[r, i0:i1] = _behaviour(a_kind[a], a_level[a], times[i0:i1], rng)
-            consumer[r, i0:i1] = a
-            fb[r, i0:i1] = a_fb[a] + rng.integers(-64, 64, i1 - i0)
-        last_day = _emit_day(
-            units,
-            alive_units,
-            alive,
-            util,
-            consumer,
-            fb,
-            times,
-            interval,
-            gpu_tdp,
-            gpu_idle_w,
-            energy,
-            reset_gpu,
-            reset_at,
-            rng,
-            consumer_labels,
-            out,
-            totals,
-            start + days * DAY,
-        )
-        if progress is not None:
-            progress(1)
-    if last_day is not None:
-        _write_snapshots(last_day, start + days * DAY - interval, out, totals)
-    return totals
 
 
 def _planted_reset(gpu_table: pl.DataFrame, start: int, days: int, interval: int) -> tuple[int, int]:
@@ -274,156 +499,6 @@ def _consumer_labels(allocs: pl.DataFrame) -> pl.DataFrame:
         .alias("container"),
         pl.when(is_k8s).then(None).otherwise(pl.col("job_id")).cast(pl.Utf8).alias("hpc_job"),
     )
-
-
-def _emit_day(
-    units: Units,
-    alive_units: np.ndarray,
-    alive: np.ndarray,
-    util: np.ndarray,
-    consumer: np.ndarray,
-    fb: np.ndarray,
-    times: np.ndarray,
-    interval: int,
-    gpu_tdp: np.ndarray,
-    gpu_idle_w: np.ndarray,
-    energy: np.ndarray,
-    reset_gpu: int,
-    reset_at: int,
-    rng: np.random.Generator,
-    consumer_labels: pl.DataFrame,
-    out: Path,
-    totals: TelemetryTotals,
-    window_end: int,
-) -> dict:
-    """Write one day's files; returns the last sample's series for the raw /metrics snapshots."""
-    n = times.size
-    whole = units.gi_id[alive_units] < 0
-    share = units.share[alive_units]
-    util_pct = np.rint(util * 100).astype(np.int64)
-    ratio = np.round(util, 4)
-    # device level: one row per GPU alive today
-    gpu_rows = units.gpu_row[alive_units]
-    gpus_today, unit_gpu = np.unique(gpu_rows, return_inverse=True)
-    device_util = _sum_rows(
-        np.where(whole[:, None], util_pct / 100.0, ratio * share[:, None]) * alive, unit_gpu, gpus_today.size
-    )
-    gpu_alive = _sum_rows(alive.astype(np.int64), unit_gpu, gpus_today.size) > 0
-    tdp, idle_w = gpu_tdp[gpus_today, None], gpu_idle_w[gpus_today, None]
-    power = np.round(
-        idle_w + (tdp - idle_w) * device_util**0.85 + rng.normal(0, 0.01, device_util.shape) * tdp, 3
-    )
-    power = np.maximum(power, idle_w * 0.8)
-    increments = np.rint(power * interval * 1000).astype(np.int64) * gpu_alive
-    # the energy a GPU draws until its next sample; the last sample of its life (or of the window) has none
-    t_next = int(times[-1]) + interval
-    next_alive = (
-        (units.launched[alive_units] <= t_next)
-        & (units.terminated[alive_units] > t_next)
-        & (t_next < window_end)
-    )
-    has_next = np.concatenate(
-        [gpu_alive[:, 1:], _sum_rows(next_alive[:, None].astype(np.int64), unit_gpu, gpus_today.size) > 0],
-        axis=1,
-    )
-    counter = energy[gpus_today, None] + np.cumsum(increments, axis=1) - increments  # value at each t
-    energy[gpus_today] = counter[:, -1] + increments[:, -1]
-    if reset_gpu >= 0 and times[0] <= reset_at <= times[-1]:
-        g = np.nonzero(gpus_today == reset_gpu)[0]
-        if g.size:
-            j = int(np.searchsorted(times, reset_at))
-            counter[g[0], j:] = counter[g[0], j:] - counter[g[0], j] + increments[g[0], j - 1]
-            energy[reset_gpu] = counter[g[0], -1] + increments[g[0], -1]
-    fb_used = np.clip(fb, 0, units.fb_total[alive_units, None])
-    fb_free = units.fb_total[alive_units, None] - fb_used
-
-    metrics = {
-        "DCGM_FI_DEV_GPU_UTIL": util_pct,
-        "DCGM_FI_DEV_MEM_COPY_UTIL": np.rint(util * 45).astype(np.int64),
-        "DCGM_FI_DEV_FB_USED": fb_used,
-        "DCGM_FI_DEV_FB_FREE": fb_free,
-        "DCGM_FI_DEV_POWER_USAGE": power[unit_gpu],
-        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": counter[unit_gpu],
-        "DCGM_FI_PROF_GR_ENGINE_ACTIVE": ratio,
-        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": np.round(util * 0.55, 4),
-    }
-    # series: one per (unit, consumer) pair seen today
-    pair = np.where(alive, alive_units[:, None] * (consumer.max(initial=0) + 2) + consumer + 1, -1)
-    keys, series_of = np.unique(pair[alive], return_inverse=True)
-    s_unit = keys // (consumer.max(initial=0) + 2)
-    s_consumer = keys % (consumer.max(initial=0) + 2) - 1
-    rows_i, cols_i = np.nonzero(alive)
-    labels = units.labels[s_unit.tolist()]
-    attached = consumer_labels.clear(keys.size)
-    has = s_consumer >= 0
-    if has.any():
-        picked = consumer_labels[s_consumer[has].tolist()]
-        attached = pl.concat([attached, picked]).gather(
-            np.where(has, np.cumsum(has) - 1 + keys.size, np.arange(keys.size)).tolist()
-        )
-    labels = pl.concat([labels, attached], how="horizontal")
-    # a requeued job running again on the same GPU continues the same series: merge equal label sets
-    identity = labels.select(pl.concat_str(pl.all().fill_null("\x00"), separator="\x01")).to_series()
-    _, first, merged = np.unique(identity.to_numpy(), return_index=True, return_inverse=True)
-    series_of = merged[series_of]
-    labels, s_unit = labels[first.tolist()], s_unit[first]
-    keys = keys[first]
-    day = _day_name(times[0])
-    s_whole = units.gi_id[s_unit] < 0
-    clusters = labels["cluster"].to_numpy()
-    target_labels = {
-        c: _prometheus_labels(labels.filter(pl.col("cluster") == c), c) for c in np.unique(clusters).tolist()
-    }
-    for metric, values in metrics.items():
-        grid = np.full((keys.size, n), np.nan)
-        grid[series_of, cols_i] = values[rows_i, cols_i]
-        for cluster, cluster_labels in target_labels.items():
-            in_cluster = clusters == cluster
-            keep = in_cluster & s_whole if metric in WHOLE_GPU_METRICS else in_cluster
-            if not keep.any():
-                continue
-            path = out / "telemetry" / "prometheus" / cluster / metric / f"{day}.json.gz"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            names = cluster_labels.with_columns(pl.lit(metric).alias("__name__")).filter(
-                pl.Series(keep[in_cluster])
-            )
-            totals.samples_written += write_query_range(
-                path, names, times, grid[keep], METRIC_FORMATS[metric]
-            )
-            totals.files.append(path)
-
-    _accumulate(
-        totals,
-        gpu_table_rows=gpus_today,
-        unit_gpu=unit_gpu,
-        alive=alive,
-        gpu_alive=gpu_alive,
-        busy_unit=np.where(whole[:, None], util_pct / 100.0, ratio * share[:, None])
-        * alive
-        * interval
-        / 3600.0,
-        device_util=device_util,
-        increments=increments * has_next,
-        fb_used=fb_used,
-        consumer=consumer,
-        unit_pct=np.where(whole[:, None], util_pct, ratio * 100),
-        times=times,
-        interval=interval,
-    )
-    last = alive[:, -1]
-    return {
-        "labels": pl.concat(
-            [
-                units.labels[alive_units.tolist()],
-                consumer_labels.clear(alive_units.size)
-                if not (consumer[:, -1] >= 0).any()
-                else _labels_for(consumer_labels, consumer[:, -1]),
-            ],
-            how="horizontal",
-        ).filter(pl.Series(last)),
-        "values": {m: v[:, -1][last].astype(np.float64) for m, v in metrics.items()},
-        "whole": whole[last],
-    }
 
 
 def _labels_for(consumer_labels: pl.DataFrame, consumer: np.ndarray) -> pl.DataFrame:
@@ -475,91 +550,6 @@ def _exporter_pod(hostname: str) -> str:
     """The dcgm-exporter DaemonSet pod on a node: a stable 5-character suffix per node."""
     digest = hashlib.sha256(hostname.encode()).digest()
     return "nvidia-dcgm-exporter-" + "".join("bcdfghjklmnpqrstvwxz2456789"[b % 27] for b in digest[:5])
-
-
-def _accumulate(
-    totals: TelemetryTotals,
-    *,
-    gpu_table_rows: np.ndarray,
-    unit_gpu: np.ndarray,
-    alive: np.ndarray,
-    gpu_alive: np.ndarray,
-    busy_unit: np.ndarray,
-    device_util: np.ndarray,
-    increments: np.ndarray,
-    fb_used: np.ndarray,
-    consumer: np.ndarray,
-    unit_pct: np.ndarray,
-    times: np.ndarray,
-    interval: int,
-) -> None:
-    """Per GPU-hour and per allocation sums, and low-utilisation runs, from today's written values."""
-    n_gpu, n = gpu_alive.shape
-    per_hour = 3600 // interval
-    hours = n // per_hour
-
-    def by_hour(a: np.ndarray, how: str = "sum") -> np.ndarray:
-        blocks = a.reshape(a.shape[0], hours, per_hour)
-        return blocks.max(axis=2) if how == "max" else blocks.sum(axis=2)
-
-    samples = by_hour(gpu_alive.astype(np.int64))
-    fb_gpu = _sum_rows(np.where(alive, fb_used, 0), unit_gpu, n_gpu)
-    g_idx, h_idx = np.nonzero(samples > 0)
-    totals.gpu_hours.append(
-        pl.DataFrame(
-            {
-                "gpu_row": gpu_table_rows[g_idx],
-                "hour_start": times[0] + h_idx * 3600,
-                "samples": samples[g_idx, h_idx],
-                "busy_gpu_hours": by_hour(_sum_rows(busy_unit, unit_gpu, n_gpu))[g_idx, h_idx],
-                "util_pct_sum": by_hour(device_util * 100 * gpu_alive)[g_idx, h_idx],
-                "max_fb_used_mib": by_hour(fb_gpu, "max")[g_idx, h_idx],
-                # the counter's increase from each sample to the next, in the hour of the earlier sample
-                "energy_kwh": by_hour(np.where(gpu_alive, increments, 0))[g_idx, h_idx] / 3.6e9,
-            }
-        )
-    )
-    has = consumer >= 0
-    if has.any():
-        uniq, inv = np.unique(consumer[has], return_inverse=True)
-        max_fb = np.zeros(uniq.size, dtype=np.int64)
-        np.maximum.at(max_fb, inv, fb_used[has])
-        totals.allocation_sums.append(
-            pl.DataFrame(
-                {
-                    "allocation": uniq,
-                    "samples": np.bincount(inv).astype(np.int64),
-                    "busy_gpu_hours": np.bincount(inv, weights=busy_unit[has]),
-                    "util_pct_sum": np.bincount(inv, weights=unit_pct[has]),
-                    "max_fb_used_mib": max_fb,
-                }
-            )
-        )
-    # low-utilisation runs per GPU, split where the consumer changes (-2: a MIG GPU with slices in use)
-    whole_consumer = np.full((n_gpu, n), -1, dtype=np.int64)
-    np.maximum.at(whole_consumer, unit_gpu, consumer)
-    low = (device_util * 100 < IDLE_UTIL_PCT) & gpu_alive
-    key = np.where(low, whole_consumer, -3)
-    padded = np.full((n_gpu, n + 2), -4, dtype=np.int64)
-    padded[:, 1:-1] = key
-    flat = padded.ravel()
-    change = np.nonzero(flat[1:] != flat[:-1])[0] + 1
-    seg_start, seg_end = change[:-1], change[1:]
-    value = flat[seg_start]
-    keep = value >= -2
-    row, col0 = np.divmod(seg_start[keep], n + 2)
-    col1 = seg_end[keep] % (n + 2)
-    col1 = np.where(col1 == 0, n + 2, col1)
-    totals.idle_runs.append(
-        pl.DataFrame(
-            {
-                "gpu_row": gpu_table_rows[row],
-                "started_at": times[col0 - 1],
-                "ended_at": times[col1 - 2] + interval,
-                "consumer": value[keep],
-            }
-        )
-    )
 
 
 def _sum_rows(values: np.ndarray, group: np.ndarray, size: int) -> np.ndarray:
