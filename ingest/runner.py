@@ -1,8 +1,8 @@
 """`gpu-ledger ingest`: expand paths, land each file in its own transaction, record the outcome.
 
 The promises of CONTRACT §3 live here:
-- idempotent: a file whose content was already loaded is skipped; a changed file replaces its
-  earlier load;
+- idempotent: a file whose content was already loaded (or already found superseded) is skipped; a
+  changed file replaces its earlier load;
 - restatement-aware: a format may give a file a scope (provider, account, billing period) and a
   version; the newest version of a scope replaces the others, an older one arriving late is
   recorded as superseded and lands nothing;
@@ -83,7 +83,7 @@ def ingest(
 def ingest_file(path: Path, store: RawStore, forced: Format | None, options: Options) -> Outcome:
     size = path.stat().st_size
     digest = sha256_of(path)
-    if store.loaded_with_hash(digest) is not None:
+    if store.settled(digest):
         return Outcome(path, "unchanged")
     load_id = uuid.uuid4().hex
     record = dict(load_id=load_id, path=str(path.resolve()), size_bytes=size, sha256=digest)

@@ -62,6 +62,14 @@ class RawStore:
         ).fetchall()
         return rows[0][0] if rows else None
 
+    def settled(self, sha256: str) -> bool:
+        """True when this exact content is loaded, or was found older than a delivery already loaded."""
+        rows = self.con.sql(
+            f"select count(*) from {MANIFEST} where sha256 = $h and status in ('loaded', 'superseded')",
+            params={"h": sha256},
+        ).fetchall()
+        return rows[0][0] > 0
+
     def loads(self, *, path: str | None = None, scope: str | None = None) -> list[dict]:
         """Loaded (current) entries for a file path or a restatement scope."""
         column, value = ("path", path) if path is not None else ("scope", scope)

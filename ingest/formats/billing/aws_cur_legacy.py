@@ -1,0 +1,91 @@
+"""AWS legacy Cost and Usage Report CSV (`lineItem/UsageStartDate` headers), landed into `raw.aws_cur_legacy`.
+
+Recognised by its `category/Column` header (`lineItem/UsageStartDate`, `lineItem/LineItemType` and a
+`bill/` or `identity/` column). Columns are renamed to their CUR 2.0 spelling (`lineItem/UsageStartDate`
+-> `line_item_usage_start_date`, `reservation/ReservationARN` -> `reservation_reservation_a_r_n`) and typed
+by the same rules as `raw.aws_cur`, so one staging model can read both. The per-tag columns
+(`resourceTags/user:team`, `resourceTags/aws:createdBy`) become one `resource_tags` MAP keyed by the
+tag's name as AWS spells it (`user:team`), an empty cell leaving the key out, as CUR 2.0 does; likewise
+`costCategory/*` becomes `cost_category`.
+
+Restatement: scope `aws_cur/<payer account>/<YYYY-MM>` (as CUR 2.0: the same bill), version the file's
+modification time (legacy manifests carry no export time).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.base import Format, LoadContext
+from ingest.formats.billing import common
+from ingest.formats.billing.aws_cur import cur_kind, finish
+from ingest.formats.billing.common import Col, quote
+from ingest.sniff import Sniff
+
+TABLE = "aws_cur_legacy"
+_MAP_PREFIXES = {"resourceTags/": "resource_tags", "costCategory/": "cost_category"}
+
+
+def snake(header: str) -> str:
+    """`lineItem/UsageStartDate` -> `line_item_usage_start_date`, the way CUR 2.0 renamed columns."""
+    out = re.sub(r"([A-Z])", r"_\1", header.replace("/", "_")).lower()
+    out = re.sub(r"[^a-z0-9_]+", "_", out)
+    return re.sub(r"_+", "_", out).strip("_")
+
+
+def detect(s: Sniff) -> bool:
+    header = common.csv_header(s)
+    if not header:
+        return False
+    names = set(header)
+    return (
+        "lineItem/UsageStartDate" in names
+        and "lineItem/LineItemType" in names
+        and any(n.startswith(("bill/", "identity/")) for n in names)
+    )
+
+
+def load(ctx: LoadContext) -> None:
+    header = common.read_csv(ctx)
+    cols: list[Col] = []
+    maps: dict[str, list[tuple[str, str]]] = {}
+    seen: dict[str, str] = {}
+    for i, name in enumerate(header):
+        prefix = next((p for p in _MAP_PREFIXES if name.startswith(p)), None)
+        if prefix is not None:
+            maps.setdefault(_MAP_PREFIXES[prefix], []).append((name[len(prefix) :], f"c{i}"))
+            continue
+        out = snake(name)
+        if out in seen:
+            raise ctx.error(
+                f"columns {seen[out]!r} and {name!r} both become {out!r}",
+                line=1,
+                column=name,
+                expected="distinct column names",
+            )
+        seen[out] = name
+        cols.append(Col(out, f"c{i}", cur_kind(out), label=name))
+    extra = []
+    for target in _MAP_PREFIXES.values():
+        entries = maps.get(target, [])
+        if entries:
+            structs = ", ".join(
+                f"{{'key': '{key.replace(chr(39), chr(39) * 2)}', 'value': {quote(src)}}}"
+                for key, src in entries
+            )
+            extra.append(
+                f"map_from_entries(list_filter([{structs}], lambda e: e.value is not null)) as {target}"
+            )
+        else:
+            extra.append(f"MAP {{}}::MAP(VARCHAR, VARCHAR) as {target}")
+    common.materialise(ctx, cols, extra)
+    finish(ctx, TABLE)
+
+
+FORMAT = Format(
+    name="aws_cur_legacy",
+    group="billing",
+    description="AWS legacy Cost and Usage Report CSV (lineItem/... headers, resourceTags/user:... columns)",
+    detect=detect,
+    load=load,
+)

@@ -1,0 +1,185 @@
+"""FOCUS 1.0 – 1.2 cost and usage exports (any provider), CSV or Parquet, landed into `raw.focus`.
+
+Recognised by the FOCUS columns `BilledCost` and `ChargePeriodStart` together with `ChargeCategory` or
+`BillingPeriodStart` (matched case-insensitively: the spec's own examples write `SkuPriceid`). Azure,
+AWS, GCP and OCI FOCUS exports add provider columns (`x_SkuDetails`, `x_ResourceGroupName`, `Id`); they
+are kept. Columns land under the specification's spelling; types per the spec: costs, prices and
+quantities DOUBLE, the four period columns TIMESTAMPTZ (naive timestamps such as `2024-09-18 22:00:00`
+are UTC, as FOCUS requires), `Tags` MAP(VARCHAR, VARCHAR) from its JSON object, the rest VARCHAR; `x_`
+columns named like money, prices, rates or quantities DOUBLE. Quirks handled: `NULL`/`null` strings
+are nulls, a byte-order mark is ignored, `ChargeFrequency` `Usage-based` becomes the spec's
+`Usage-Based`. List and contracted unit prices must not be negative (the spec forbids it).
+`_focus_version` records which column set the file has (1.0, 1.1 or 1.2).
+
+Restatement: scope `focus/<ProviderName>/<BillingAccountId>/<billing period YYYY-MM>` (several when the
+file spans several); a file naming neither provider nor account has no scope (nothing to say what it
+restates). Version: an Azure export's `manifest.json` beside the file (`runInfo.submittedTime`), else
+the file's modification time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.base import Format, LoadContext
+from ingest.formats.billing import common
+from ingest.formats.billing.common import Col
+from ingest.sniff import Sniff
+
+TABLE = "focus"
+
+TIMESTAMPS = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
+NUMBERS = (
+    "BilledCost",
+    "EffectiveCost",
+    "ListCost",
+    "ContractedCost",
+    "ListUnitPrice",
+    "ContractedUnitPrice",
+    "PricingQuantity",
+    "ConsumedQuantity",
+    "CommitmentDiscountQuantity",
+    "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost",
+    "PricingCurrencyListUnitPrice",
+)
+TEXT = (
+    "AvailabilityZone",
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingAccountType",
+    "BillingCurrency",
+    "CapacityReservationId",
+    "CapacityReservationStatus",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "ChargeFrequency",
+    "CommitmentDiscountCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountName",
+    "CommitmentDiscountStatus",
+    "CommitmentDiscountType",
+    "CommitmentDiscountUnit",
+    "ConsumedUnit",
+    "InvoiceId",
+    "InvoiceIssuerName",
+    "PricingCategory",
+    "PricingCurrency",
+    "PricingUnit",
+    "ProviderName",
+    "PublisherName",
+    "RegionId",
+    "RegionName",
+    "ResourceId",
+    "ResourceName",
+    "ResourceType",
+    "ServiceCategory",
+    "ServiceName",
+    "ServiceSubcategory",
+    "SkuId",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "SkuPriceId",
+    "SubAccountId",
+    "SubAccountName",
+    "SubAccountType",
+)
+CANONICAL = {n.lower(): n for n in (*TIMESTAMPS, *NUMBERS, *TEXT, "Tags")}
+_X_NUMBER = re.compile(r"(Cost|CostInUsd|CostInUSD|UnitPrice|ExchangeRate|Quantity|Price)$")
+_V11 = {
+    "capacityreservationid",
+    "commitmentdiscountquantity",
+    "servicesubcategory",
+    "skumeter",
+    "skupricedetails",
+}
+_V12 = {
+    "billingaccounttype",
+    "invoiceid",
+    "pricingcurrency",
+    "subaccounttype",
+    "pricingcurrencyeffectivecost",
+}
+FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
+
+
+def detect(s: Sniff) -> bool:
+    columns = common.columns_of(s)
+    if not columns:
+        return False
+    names = common.lower_set(columns)
+    return {"billedcost", "chargeperiodstart"} <= names and bool(
+        {"chargecategory", "billingperiodstart"} & names
+    )
+
+
+def kind_of(name: str) -> str:
+    if name in TIMESTAMPS:
+        return "timestamptz"
+    if name in NUMBERS or (name.startswith("x_") and _X_NUMBER.search(name)):
+        return "double"
+    if name == "Tags":
+        return "map"
+    return "varchar"
+
+
+def load(ctx: LoadContext) -> None:
+    if ctx.sniff.is_parquet:
+        types = common.read_parquet(ctx)
+        sources = [(name, name, dtype) for name, dtype in types.items()]
+    else:
+        header = common.read_csv(ctx)
+        sources = [(name, f"c{i}", "VARCHAR") for i, name in enumerate(header)]
+    cols = []
+    for name, src, dtype in sources:
+        out = CANONICAL.get(name.lower(), name)
+        kind = kind_of(out)
+        if kind == "varchar" and dtype.upper() != "VARCHAR":
+            kind = "keep"
+        cols.append(Col(out, src, kind, source_type=dtype, label=name))
+    names = {c.name.lower() for c in cols}
+    version = "1.2" if names & _V12 else "1.1" if names & _V11 else "1.0"
+    frequency = next((c for c in cols if c.name == "ChargeFrequency"), None)
+    if frequency is not None:
+        cols.remove(frequency)
+    extra = [f"'{version}' as _focus_version"]
+    if frequency is not None:
+        src = common.quote(frequency.source)
+        cases = " ".join(f"when lower(trim({src})) = '{f.lower()}' then '{f}'" for f in FREQUENCIES)
+        extra.append(f'case {cases} else {src} end as "ChargeFrequency"')
+    common.materialise(ctx, cols, extra)
+    con = ctx.store.con
+    present = {c.name for c in cols}
+    provider = '"ProviderName"' if "ProviderName" in present else "null"
+    account = '"BillingAccountId"' if "BillingAccountId" in present else "null"
+    period = (
+        "strftime(\"BillingPeriodStart\" at time zone 'UTC', '%Y-%m')"
+        if "BillingPeriodStart" in present
+        else "null"
+    )
+    keys = con.sql(f"select distinct {provider}, {account}, {period} from {common.TYPED}").fetchall()
+    if any(k[0] is not None or k[1] is not None for k in keys):
+        ctx.scope = common.scope_of("focus", keys)
+    ctx.version = export_version(ctx)
+    common.land_typed(ctx, TABLE)
+
+
+def export_version(ctx: LoadContext) -> str:
+    """An Azure export run's submitted time from its manifest beside the data, else the file's mtime."""
+    doc = common.read_json_file(ctx.path.parent / "manifest.json")
+    if doc is not None:
+        run = doc.get("runInfo") or {}
+        moment = common.parse_time(str(run.get("submittedTime", ""))) if isinstance(run, dict) else None
+        if moment is not None:
+            return common.iso_version(moment)
+    return common.mtime_version(ctx.path)
+
+
+FORMAT = Format(
+    name="focus",
+    group="billing",
+    description="FOCUS 1.0-1.2 cost and usage export (any provider), CSV or Parquet",
+    detect=detect,
+    load=load,
+)
