@@ -1,8 +1,8 @@
 """`gpu-ledger ingest`: expand paths, land each file in its own transaction, record the outcome.
 
 The promises of CONTRACT §3 live here:
-- idempotent: a file whose content was already loaded (or already found superseded) is skipped; a
-  changed file replaces its earlier load;
+- idempotent: a file already loaded with the same content (or already found superseded) is skipped;
+  a changed file replaces its earlier load;
 - restatement-aware: a format may give a file a scope (provider, account, billing period) and a
   version; the newest version of a scope replaces the others, an older one arriving late is
   recorded as superseded and lands nothing;
@@ -83,10 +83,9 @@ def ingest(
 def ingest_file(path: Path, store: RawStore, forced: Format | None, options: Options) -> Outcome:
     size = path.stat().st_size
     digest = sha256_of(path)
-    if store.settled(digest):
+    record = dict(load_id=uuid.uuid4().hex, path=str(path.resolve()), size_bytes=size, sha256=digest)
+    if store.settled(record["path"], digest):
         return Outcome(path, "unchanged")
-    load_id = uuid.uuid4().hex
-    record = dict(load_id=load_id, path=str(path.resolve()), size_bytes=size, sha256=digest)
     fmt = forced
     con = store.con
     con.begin()
@@ -95,7 +94,7 @@ def ingest_file(path: Path, store: RawStore, forced: Format | None, options: Opt
             raise IngestError(path, "the file is empty", expected="at least a header or one record")
         sniff = Sniff.of(path)
         fmt = fmt or registry.detect(sniff)
-        ctx = LoadContext(path=path, sniff=sniff, store=store, load_id=load_id, options=options)
+        ctx = LoadContext(path=path, sniff=sniff, store=store, load_id=record["load_id"], options=options)
         fmt.load(ctx)
         replaced = [old for old in store.loads(path=record["path"])]
         if ctx.scope is not None:

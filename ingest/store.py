@@ -62,11 +62,16 @@ class RawStore:
         ).fetchall()
         return rows[0][0] if rows else None
 
-    def settled(self, sha256: str) -> bool:
-        """True when this exact content is loaded, or was found older than a delivery already loaded."""
+    def settled(self, path: str, sha256: str) -> bool:
+        """True when this file, with this exact content, is loaded or was found older than a loaded delivery.
+
+        Identity is path and content together: two snapshots with equal content taken at different
+        times (kubectl output carries no time of its own) are two observations, not one.
+        """
         rows = self.con.sql(
-            f"select count(*) from {MANIFEST} where sha256 = $h and status in ('loaded', 'superseded')",
-            params={"h": sha256},
+            f"select count(*) from {MANIFEST} "
+            "where path = $p and sha256 = $h and status in ('loaded', 'superseded')",
+            params={"p": path, "h": sha256},
         ).fetchall()
         return rows[0][0] > 0
 

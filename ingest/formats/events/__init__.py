@@ -1,3 +1,5 @@
-"""events formats."""
+"""Event formats: cloud lifecycle events (spot interruptions, instance state changes)."""
 
-FORMATS = ()
+from ingest.formats.events import eventbridge
+
+FORMATS = (eventbridge.FORMAT,)
