@@ -12,7 +12,6 @@ from gpu_ledger.home import DEFAULT_HOME, Home
 
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
 NOT_BUILT = {
-    "pull": ("pull DCGM series from a live Prometheus HTTP API", "ingest"),
     "build": ("run dbt build into a fresh warehouse and publish it atomically", "warehouse"),
     "app": ("serve the Streamlit reports", "app"),
     "sql": ("run a read-only SQL query against the published marts", "warehouse"),
@@ -115,6 +114,31 @@ def parser() -> argparse.ArgumentParser:
         "status", parents=[common], help="what is loaded per source, how fresh, and what is missing"
     )
 
+    pull = sub.add_parser("pull", help="pull telemetry from a live source into the raw store")
+    sources = pull.add_subparsers(dest="source", required=True, metavar="SOURCE")
+    prom = sources.add_parser(
+        "prometheus",
+        parents=[common],
+        help="DCGM series from a Prometheus (or Thanos/Mimir) HTTP API, in chunks, resumable",
+        description="Credentials come from GPU_LEDGER_PROMETHEUS_TOKEN (bearer), or "
+        "GPU_LEDGER_PROMETHEUS_USER and GPU_LEDGER_PROMETHEUS_PASSWORD (basic auth).",
+    )
+    prom.add_argument("--url", required=True, help="the server's base URL, e.g. http://prometheus:9090")
+    prom.add_argument(
+        "--start", required=True, help="RFC 3339 time with a zone, a date (UTC), or Unix seconds"
+    )
+    prom.add_argument("--end", required=True, help="as --start")
+    prom.add_argument(
+        "--step", type=float, default=30.0, help="seconds between points; use the scrape interval"
+    )
+    prom.add_argument(
+        "--match",
+        action="append",
+        metavar="SELECTOR",
+        help="series selector to pull instead of the DCGM defaults (repeatable)",
+    )
+    prom.add_argument("--quiet", action="store_true", help="no progress bar")
+
     for name, (help_text, _) in NOT_BUILT.items():
         sub.add_parser(name, parents=[common], help=f"{help_text} (not built yet)")
     return top
@@ -172,6 +196,35 @@ def _ingest(args: argparse.Namespace, home: Path) -> int:
         + f"; {rows:,} rows landed in {Home(home).raw_db}"
     )
     return 1 if counts.get("rejected") else 0
+
+
+def _pull_prometheus(args: argparse.Namespace, home: Path) -> int:
+    from ingest.errors import IngestError
+    from ingest.prometheus_pull import pull
+    from ingest.store import RawStore
+
+    try:
+        with RawStore(Home(home).raw_db) as store:
+            result = pull(
+                store,
+                args.url,
+                args.start,
+                args.end,
+                args.step,
+                args.match,
+                out_dir=home / "pulled",
+                progress=not args.quiet,
+            )
+    except (IngestError, ValueError) as exc:
+        print(f"gpu-ledger pull prometheus: {exc}", file=sys.stderr)
+        return 1
+    for outcome in result.rejected:
+        print(f"rejected: {outcome.error}", file=sys.stderr)
+    print(
+        f"{result.chunks} chunks: {result.fetched} fetched, {result.skipped} already landed; "
+        f"{result.rows:,} samples landed in {Home(home).raw_db}"
+    )
+    return 1 if result.rejected else 0
 
 
 def _validate(home: Path) -> int:
@@ -243,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     home = home_dir(args.home)
     if args.command == "ingest":
         return _ingest(args, home)
+    if args.command == "pull":
+        return _pull_prometheus(args, home)
     if args.command == "validate":
         return _validate(home)
     if args.command == "status":

@@ -54,14 +54,6 @@ class RawStore:
         self.close()
 
     # ------------------------------------------------------------------ manifest
-    def loaded_with_hash(self, sha256: str) -> str | None:
-        """The path of a loaded file with this exact content, if any."""
-        rows = self.con.sql(
-            f"select path from {MANIFEST} where sha256 = $h and status = 'loaded' limit 1",
-            params={"h": sha256},
-        ).fetchall()
-        return rows[0][0] if rows else None
-
     def settled(self, path: str, sha256: str) -> bool:
         """True when this file, with this exact content, is loaded or was found older than a loaded delivery.
 

@@ -106,8 +106,183 @@ def _manifest_suite() -> Suite:
     )
 
 
+def _billing_suites() -> list[Suite]:
+    e = gx.expectations
+    usage = {"row_condition": 'line_item_line_item_type == "Usage"', "condition_parser": "pandas"}
+    return [
+        Suite(
+            name="aws_cur",
+            table="aws_cur",
+            query=f"""
+                select line_item_line_item_type, line_item_usage_account_id, line_item_usage_start_date,
+                       line_item_usage_end_date, bill_billing_period_start_date, bill_billing_period_end_date,
+                       line_item_unblended_cost,
+                       abs(line_item_unblended_cost - line_item_unblended_rate * line_item_usage_amount)
+                           as rate_times_quantity_gap
+                from raw.aws_cur using sample reservoir({SAMPLE_ROWS} rows) repeatable (7)
+            """,
+            expectations=(
+                e.ExpectColumnValuesToNotBeNull(column="line_item_line_item_type"),
+                e.ExpectColumnValuesToNotBeNull(column="line_item_usage_account_id"),
+                e.ExpectColumnValuesToNotBeNull(column="line_item_unblended_cost"),
+                e.ExpectColumnPairValuesAToBeGreaterThanB(
+                    column_A="line_item_usage_start_date",
+                    column_B="bill_billing_period_start_date",
+                    or_equal=True,
+                ),
+                e.ExpectColumnPairValuesAToBeGreaterThanB(
+                    column_A="bill_billing_period_end_date", column_B="line_item_usage_start_date"
+                ),
+                e.ExpectColumnValuesToBeBetween(
+                    column="rate_times_quantity_gap", min_value=0, max_value=0.01, **usage
+                ),
+            ),
+        ),
+        Suite(
+            name="focus",
+            table="focus",
+            query=f"""
+                select ChargeCategory, BilledCost, EffectiveCost, ChargePeriodStart, BillingPeriodStart,
+                       BillingPeriodEnd, ProviderName, BillingAccountId
+                from raw.focus using sample reservoir({SAMPLE_ROWS} rows) repeatable (7)
+            """,
+            expectations=(
+                e.ExpectColumnValuesToNotBeNull(column="BilledCost"),
+                e.ExpectColumnValuesToNotBeNull(column="BillingAccountId"),
+                e.ExpectColumnValuesToNotBeNull(column="ProviderName"),
+                e.ExpectColumnValuesToBeInSet(
+                    column="ChargeCategory", value_set=["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
+                ),
+                e.ExpectColumnPairValuesAToBeGreaterThanB(
+                    column_A="ChargePeriodStart", column_B="BillingPeriodStart", or_equal=True
+                ),
+                e.ExpectColumnPairValuesAToBeGreaterThanB(
+                    column_A="BillingPeriodEnd", column_B="ChargePeriodStart"
+                ),
+            ),
+        ),
+        Suite(
+            name="azure_cost",
+            table="azure_cost",
+            query="select Date, SubscriptionId, CostInBillingCurrency, PricingModel from raw.azure_cost",
+            expectations=(
+                e.ExpectColumnValuesToNotBeNull(column="Date"),
+                e.ExpectColumnValuesToNotBeNull(column="SubscriptionId"),
+                e.ExpectColumnValuesToNotBeNull(column="CostInBillingCurrency"),
+                e.ExpectColumnValuesToBeInSet(
+                    column="PricingModel", value_set=["OnDemand", "Reservation", "SavingsPlan", "Spot", None]
+                ),
+            ),
+        ),
+        Suite(
+            name="onprem_assets",
+            table="onprem_assets",
+            query="select * exclude (_load_id) from raw.onprem_assets",
+            expectations=(
+                e.ExpectColumnValuesToBeUnique(column="asset_id"),
+                e.ExpectColumnValuesToBeBetween(column="purchase_price", min_value=1),
+                e.ExpectColumnValuesToBeBetween(column="pue", min_value=1.0, max_value=3.0),
+                e.ExpectColumnValuesToBeBetween(column="depreciation_months", min_value=12, max_value=120),
+                e.ExpectColumnValuesToBeBetween(column="gpu_count", min_value=1, max_value=16),
+            ),
+        ),
+    ]
+
+
+def _workload_suites() -> list[Suite]:
+    e = gx.expectations
+    allocations = {"row_condition": "step_id.isnull()", "condition_parser": "pandas"}
+    return [
+        Suite(
+            name="slurm_sacct",
+            table="slurm_sacct",
+            query=f"""
+                select job_id, step_id, state, state_known, submit_at, start_at, end_at, alloc_gpus, nnodes
+                from raw.slurm_sacct using sample reservoir({SAMPLE_ROWS} rows) repeatable (7)
+            """,
+            expectations=(
+                e.ExpectColumnValuesToNotBeNull(column="job_id"),
+                e.ExpectColumnValuesToBeInSet(column="state_known", value_set=[True], mostly=0.99),
+                e.ExpectColumnValuesToNotBeNull(column="submit_at", **allocations),
+                e.ExpectColumnPairValuesAToBeGreaterThanB(
+                    column_A="start_at",
+                    column_B="submit_at",
+                    or_equal=True,
+                    ignore_row_if="either_value_is_missing",
+                ),
+                e.ExpectColumnPairValuesAToBeGreaterThanB(
+                    column_A="end_at",
+                    column_B="start_at",
+                    or_equal=True,
+                    ignore_row_if="either_value_is_missing",
+                ),
+                e.ExpectColumnValuesToBeBetween(column="alloc_gpus", min_value=0, max_value=1024),
+            ),
+        ),
+        Suite(
+            name="k8s_pods",
+            table="k8s_pods",
+            query="select uid, phase, started_at, finished_at, gpu_request from raw.k8s_pods",
+            expectations=(
+                e.ExpectColumnValuesToNotBeNull(column="uid"),
+                e.ExpectColumnValuesToBeInSet(
+                    column="phase", value_set=["Pending", "Running", "Succeeded", "Failed", "Unknown"]
+                ),
+                e.ExpectColumnPairValuesAToBeGreaterThanB(
+                    column_A="finished_at",
+                    column_B="started_at",
+                    or_equal=True,
+                    ignore_row_if="either_value_is_missing",
+                ),
+                e.ExpectColumnValuesToBeBetween(column="gpu_request", min_value=0, max_value=64),
+            ),
+        ),
+        Suite(
+            name="k8s_nodes",
+            table="k8s_nodes",
+            query="select name, provider_id, instance_id, capacity_type, gpu_count from raw.k8s_nodes",
+            expectations=(
+                e.ExpectColumnValuesToNotBeNull(column="name"),
+                e.ExpectColumnValuesToNotBeNull(column="instance_id", mostly=0.95),
+                e.ExpectColumnValuesToBeInSet(
+                    column="capacity_type", value_set=["on_demand", "spot", "reserved", None]
+                ),
+            ),
+        ),
+        Suite(
+            name="aws_events",
+            table="aws_events",
+            query="select detail_type, instance_id, time from raw.aws_events",
+            expectations=(
+                e.ExpectColumnValuesToNotBeNull(column="time"),
+                e.ExpectColumnValuesToMatchRegex(column="instance_id", regex=r"^i-[0-9a-f]{8,17}$"),
+            ),
+        ),
+        Suite(
+            name="inference_requests",
+            table="inference_requests",
+            query="select * exclude (_load_id) from raw.inference_requests",
+            expectations=(
+                e.ExpectColumnValuesToBeBetween(column="requests", min_value=0),
+                e.ExpectCompoundColumnsToBeUnique(
+                    column_list=["date", "project", "model", "model_version", "environment"]
+                ),
+            ),
+        ),
+        Suite(
+            name="business_value",
+            table="business_value",
+            query="select month, project, value::double as value, currency from raw.business_value",
+            expectations=(
+                e.ExpectColumnValuesToNotBeNull(column="value"),
+                e.ExpectCompoundColumnsToBeUnique(column_list=["month", "project"]),
+            ),
+        ),
+    ]
+
+
 def suites(now: datetime) -> list[Suite]:
-    return [_manifest_suite(), _telemetry_suite(now)]
+    return [_manifest_suite(), _telemetry_suite(now), *_billing_suites(), *_workload_suites()]
 
 
 @dataclass
