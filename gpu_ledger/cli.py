@@ -12,7 +12,6 @@ from gpu_ledger.home import DEFAULT_HOME, Home
 
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
 NOT_BUILT = {
-    "build": ("run dbt build into a fresh warehouse and publish it atomically", "warehouse"),
     "app": ("serve the Streamlit reports", "app"),
     "sql": ("run a read-only SQL query against the published marts", "warehouse"),
     "export": ("export marts (FOCUS 1.2 CSV or Parquet)", "warehouse"),
@@ -113,6 +112,13 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "status", parents=[common], help="what is loaded per source, how fresh, and what is missing"
     )
+
+    b = sub.add_parser(
+        "build",
+        parents=[common],
+        help="run dbt build (models, seeds, tests) and publish the warehouse atomically if it passed",
+    )
+    b.add_argument("--full-refresh", action="store_true", help="rebuild incremental models from scratch")
 
     pull = sub.add_parser("pull", help="pull telemetry from a live source into the raw store")
     sources = pull.add_subparsers(dest="source", required=True, metavar="SOURCE")
@@ -227,6 +233,21 @@ def _pull_prometheus(args: argparse.Namespace, home: Path) -> int:
     return 1 if result.rejected else 0
 
 
+def _build(args: argparse.Namespace, home: Path) -> int:
+    from gpu_ledger.build import build
+
+    result = build(Home(home), full_refresh=args.full_refresh)
+    if not result.success:
+        print(result.output[-4000:], file=sys.stderr)
+        print(
+            f"gpu-ledger build: failed; the published warehouse is unchanged. Full log: {result.log}",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"Built and published {result.published}")
+    return 0
+
+
 def _validate(home: Path) -> int:
     from ingest.store import RawStore
     from ingest.validate import validate
@@ -258,13 +279,14 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
         return code
     args.paths = [simulated / name for name in SIMULATED_INPUTS if (simulated / name).exists()]
     args.format_name, args.timezone, args.sacct_fields, args.host = None, "UTC", None, None
-    for stage in (lambda: _ingest(args, home), lambda: _validate(home)):
+    args.full_refresh = False
+    for stage in (lambda: _ingest(args, home), lambda: _validate(home), lambda: _build(args, home)):
         code = stage()
         if code:
             return code
-    pending = [n for n in ("build", "app") if n in NOT_BUILT]
+    pending = [n for n in ("app",) if n in NOT_BUILT]
     if pending:
-        print(f"Demo stages run: simulate, ingest, validate. Not built yet: {', '.join(pending)}.")
+        print(f"Demo stages run: simulate, ingest, validate, build. Not built yet: {', '.join(pending)}.")
     return 0
 
 
@@ -296,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     home = home_dir(args.home)
     if args.command == "ingest":
         return _ingest(args, home)
+    if args.command == "build":
+        return _build(args, home)
     if args.command == "pull":
         return _pull_prometheus(args, home)
     if args.command == "validate":

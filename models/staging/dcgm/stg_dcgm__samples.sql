@@ -1,0 +1,14 @@
+with source as (
+    select * from {{ source_or_empty('dcgm', 'dcgm_samples') }}
+),
+
+renamed as (
+    select
+        series_id,
+        ts as sampled_at,
+        value,
+        _load_id as load_id
+    from source
+)
+
+select * from renamed

@@ -1,0 +1,1 @@
+"""Integration tests against real upstream components (a real Slurm cluster with accounting, ...)."""
