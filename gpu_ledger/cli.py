@@ -267,17 +267,15 @@ def _validate(home: Path) -> int:
     return 0 if all(r.success for r in results) else 1
 
 
-# the simulator's folders that hold upstream inputs (ground_truth/ is what the marts must match, not input)
-SIMULATED_INPUTS = ("billing", "telemetry", "schedulers", "events", "business")
-
-
 def _demo(args: argparse.Namespace, home: Path) -> int:
     """Simulate a fleet, then run every stage built so far on it, stopping at the first that fails."""
     simulated = home / "simulated"
     code = _simulate(args, simulated)
     if code:
         return code
-    args.paths = [simulated / name for name in SIMULATED_INPUTS if (simulated / name).exists()]
+    from simulator.generate import INPUT_FOLDERS
+
+    args.paths = [simulated / name for name in INPUT_FOLDERS if (simulated / name).exists()]
     args.format_name, args.timezone, args.sacct_fields, args.host = None, "UTC", None, None
     args.full_refresh = False
     for stage in (lambda: _ingest(args, home), lambda: _validate(home), lambda: _build(args, home)):

@@ -27,6 +27,9 @@ from simulator.writers.kubernetes import write_kubernetes
 from simulator.writers.onprem_assets import write_onprem_assets
 from simulator.writers.slurm import write_sacct
 
+# the folders of the simulator's output that hold upstream inputs; ground_truth/ is what marts must match
+INPUT_FOLDERS = ("billing", "telemetry", "schedulers", "events", "business")
+
 TIME_COLUMNS = (
     "launched_at",
     "terminated_at",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.generate import simulate
+from simulator.generate import INPUT_FOLDERS, simulate
 from simulator.model import SimulationConfig
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
@@ -30,3 +30,21 @@ def sim(tmp_path_factory) -> Path:
         SimulationConfig(out=out, gpus=80, days=8, interval_s=300, seed=11, start=start), show_progress=False
     )
     return out
+
+
+@pytest.fixture(scope="session")
+def warehouse(sim: Path, tmp_path_factory) -> Path:
+    """The simulated fleet ingested and built: the published warehouse file (read it read-only)."""
+    from gpu_ledger.build import build
+    from gpu_ledger.home import Home
+    from ingest.runner import ingest
+    from ingest.store import RawStore
+
+    home = Home(tmp_path_factory.mktemp("home"))
+    with RawStore(home.raw_db) as store:
+        outcomes = ingest([sim / name for name in INPUT_FOLDERS], store, progress=False)
+    rejected = [o.error for o in outcomes if o.status == "rejected"]
+    assert not rejected, rejected
+    result = build(home)
+    assert result.success, result.output[-3000:]
+    return home.warehouse
