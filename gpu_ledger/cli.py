@@ -13,7 +13,6 @@ from gpu_ledger.home import DEFAULT_HOME, Home
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
 NOT_BUILT = {
     "app": ("serve the Streamlit reports", "app"),
-    "sql": ("run a read-only SQL query against the published marts", "warehouse"),
     "export": ("export marts (FOCUS 1.2 CSV or Parquet)", "warehouse"),
 }
 
@@ -119,6 +118,12 @@ def parser() -> argparse.ArgumentParser:
         help="run dbt build (models, seeds, tests) and publish the warehouse atomically if it passed",
     )
     b.add_argument("--full-refresh", action="store_true", help="rebuild incremental models from scratch")
+
+    q = sub.add_parser(
+        "sql", parents=[common], help="run a read-only SQL query against the published warehouse"
+    )
+    q.add_argument("query", help='e.g. "select * from marts.fct_cost_by_owner_daily limit 10"')
+    q.add_argument("--format", dest="output_format", choices=("table", "csv", "json"), default="table")
 
     pull = sub.add_parser("pull", help="pull telemetry from a live source into the raw store")
     sources = pull.add_subparsers(dest="source", required=True, metavar="SOURCE")
@@ -248,6 +253,30 @@ def _build(args: argparse.Namespace, home: Path) -> int:
     return 0
 
 
+def _sql(args: argparse.Namespace, home: Path) -> int:
+    import duckdb
+    import polars as pl
+
+    from gpu_ledger.warehouse import WarehouseMissing, query
+
+    try:
+        frame = query(Home(home).warehouse, args.query)
+    except WarehouseMissing as exc:
+        print(f"gpu-ledger sql: {exc}", file=sys.stderr)
+        return 2
+    except duckdb.Error as exc:
+        print(f"gpu-ledger sql: {exc}", file=sys.stderr)
+        return 1
+    if args.output_format == "csv":
+        sys.stdout.write(frame.write_csv())
+    elif args.output_format == "json":
+        sys.stdout.write(frame.write_json() + "\n")
+    else:
+        with pl.Config(tbl_rows=100, tbl_cols=50, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
+            print(frame)
+    return 0
+
+
 def _validate(home: Path) -> int:
     from ingest.store import RawStore
     from ingest.validate import validate
@@ -316,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     home = home_dir(args.home)
     if args.command == "ingest":
         return _ingest(args, home)
+    if args.command == "sql":
+        return _sql(args, home)
     if args.command == "build":
         return _build(args, home)
     if args.command == "pull":
