@@ -47,72 +47,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from gpu_ledger.focus_spec import COLUMNS
 from simulator.model import Fleet
 
 EXPORT_NAME = "gpu-ledger-focus"
 HOUR = timedelta(hours=1)
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
-FOCUS_COLUMNS = [
-    "AvailabilityZone",
-    "BilledCost",
-    "BillingAccountId",
-    "BillingAccountName",
-    "BillingAccountType",
-    "BillingCurrency",
-    "BillingPeriodEnd",
-    "BillingPeriodStart",
-    "CapacityReservationId",
-    "CapacityReservationStatus",
-    "ChargeCategory",
-    "ChargeClass",
-    "ChargeDescription",
-    "ChargeFrequency",
-    "ChargePeriodEnd",
-    "ChargePeriodStart",
-    "CommitmentDiscountCategory",
-    "CommitmentDiscountId",
-    "CommitmentDiscountName",
-    "CommitmentDiscountQuantity",
-    "CommitmentDiscountStatus",
-    "CommitmentDiscountType",
-    "CommitmentDiscountUnit",
-    "ConsumedQuantity",
-    "ConsumedUnit",
-    "ContractedCost",
-    "ContractedUnitPrice",
-    "EffectiveCost",
-    "InvoiceId",
-    "InvoiceIssuerName",
-    "ListCost",
-    "ListUnitPrice",
-    "PricingCategory",
-    "PricingCurrency",
-    "PricingCurrencyContractedUnitPrice",
-    "PricingCurrencyEffectiveCost",
-    "PricingCurrencyListUnitPrice",
-    "PricingQuantity",
-    "PricingUnit",
-    "ProviderName",
-    "PublisherName",
-    "RegionId",
-    "RegionName",
-    "ResourceId",
-    "ResourceName",
-    "ResourceType",
-    "ServiceCategory",
-    "ServiceName",
-    "ServiceSubcategory",
-    "SkuId",
-    "SkuMeter",
-    "SkuPriceDetails",
-    "SkuPriceId",
-    "SubAccountId",
-    "SubAccountName",
-    "SubAccountType",
-    "Tags",
-]
-"""The FOCUS 1.2 columns, exactly as the specification names them."""
+FOCUS_COLUMNS = list(COLUMNS)
+
 
 AZURE_X_COLUMNS = [
     "x_BilledCostInUsd",

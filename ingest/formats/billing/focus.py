@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from gpu_ledger.focus_spec import COLUMNS, NUMBERS, TIMESTAMPS
 from ingest.base import Format, LoadContext
 from ingest.formats.billing import common
 from ingest.formats.billing.common import Col
@@ -28,64 +29,7 @@ from ingest.sniff import Sniff
 
 TABLE = "focus"
 
-TIMESTAMPS = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
-NUMBERS = (
-    "BilledCost",
-    "EffectiveCost",
-    "ListCost",
-    "ContractedCost",
-    "ListUnitPrice",
-    "ContractedUnitPrice",
-    "PricingQuantity",
-    "ConsumedQuantity",
-    "CommitmentDiscountQuantity",
-    "PricingCurrencyContractedUnitPrice",
-    "PricingCurrencyEffectiveCost",
-    "PricingCurrencyListUnitPrice",
-)
-TEXT = (
-    "AvailabilityZone",
-    "BillingAccountId",
-    "BillingAccountName",
-    "BillingAccountType",
-    "BillingCurrency",
-    "CapacityReservationId",
-    "CapacityReservationStatus",
-    "ChargeCategory",
-    "ChargeClass",
-    "ChargeDescription",
-    "ChargeFrequency",
-    "CommitmentDiscountCategory",
-    "CommitmentDiscountId",
-    "CommitmentDiscountName",
-    "CommitmentDiscountStatus",
-    "CommitmentDiscountType",
-    "CommitmentDiscountUnit",
-    "ConsumedUnit",
-    "InvoiceId",
-    "InvoiceIssuerName",
-    "PricingCategory",
-    "PricingCurrency",
-    "PricingUnit",
-    "ProviderName",
-    "PublisherName",
-    "RegionId",
-    "RegionName",
-    "ResourceId",
-    "ResourceName",
-    "ResourceType",
-    "ServiceCategory",
-    "ServiceName",
-    "ServiceSubcategory",
-    "SkuId",
-    "SkuMeter",
-    "SkuPriceDetails",
-    "SkuPriceId",
-    "SubAccountId",
-    "SubAccountName",
-    "SubAccountType",
-)
-CANONICAL = {n.lower(): n for n in (*TIMESTAMPS, *NUMBERS, *TEXT, "Tags")}
+CANONICAL = {n.lower(): n for n in COLUMNS}
 _X_NUMBER = re.compile(r"(Cost|CostInUsd|CostInUSD|UnitPrice|ExchangeRate|Quantity|Price)$")
 _V11 = {
     "capacityreservationid",

@@ -1,0 +1,76 @@
+"""The FOCUS 1.2 columns as the specification names and types them.
+
+One list for everything that writes or reads FOCUS: the simulator's Azure export, the ingest loader and
+the FOCUS export of `fct_billing_focus`.
+"""
+
+# date/time columns (ISO 8601, UTC)
+TIMESTAMPS = (
+    "BillingPeriodStart",
+    "BillingPeriodEnd",
+    "ChargePeriodStart",
+    "ChargePeriodEnd",
+)
+# decimal columns: costs, prices and quantities
+NUMBERS = (
+    "BilledCost",
+    "EffectiveCost",
+    "ListCost",
+    "ContractedCost",
+    "ListUnitPrice",
+    "ContractedUnitPrice",
+    "PricingQuantity",
+    "ConsumedQuantity",
+    "CommitmentDiscountQuantity",
+    "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost",
+    "PricingCurrencyListUnitPrice",
+)
+# a JSON object of key-value pairs
+KEY_VALUES = ("Tags",)
+# everything else is a string
+STRINGS = (
+    "AvailabilityZone",
+    "BillingAccountId",
+    "BillingAccountName",
+    "BillingAccountType",
+    "BillingCurrency",
+    "CapacityReservationId",
+    "CapacityReservationStatus",
+    "ChargeCategory",
+    "ChargeClass",
+    "ChargeDescription",
+    "ChargeFrequency",
+    "CommitmentDiscountCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountName",
+    "CommitmentDiscountStatus",
+    "CommitmentDiscountType",
+    "CommitmentDiscountUnit",
+    "ConsumedUnit",
+    "InvoiceId",
+    "InvoiceIssuerName",
+    "PricingCategory",
+    "PricingCurrency",
+    "PricingUnit",
+    "ProviderName",
+    "PublisherName",
+    "RegionId",
+    "RegionName",
+    "ResourceId",
+    "ResourceName",
+    "ResourceType",
+    "ServiceCategory",
+    "ServiceName",
+    "ServiceSubcategory",
+    "SkuId",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "SkuPriceId",
+    "SubAccountId",
+    "SubAccountName",
+    "SubAccountType",
+)
+
+COLUMNS = tuple(sorted((*TIMESTAMPS, *NUMBERS, *KEY_VALUES, *STRINGS)))
+"""All 57 columns in the order the specification lists them (alphabetical)."""
