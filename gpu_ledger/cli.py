@@ -13,7 +13,6 @@ from gpu_ledger.home import DEFAULT_HOME, Home
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
 NOT_BUILT = {
     "app": ("serve the Streamlit reports", "app"),
-    "export": ("export marts (FOCUS 1.2 CSV or Parquet)", "warehouse"),
 }
 
 
@@ -124,6 +123,17 @@ def parser() -> argparse.ArgumentParser:
     )
     q.add_argument("query", help='e.g. "select * from marts.fct_cost_by_owner_daily limit 10"')
     q.add_argument("--format", dest="output_format", choices=("table", "csv", "json"), default="table")
+
+    exp = sub.add_parser("export", help="export marts in a standard format")
+    kinds = exp.add_subparsers(dest="kind", required=True, metavar="KIND")
+    focus = kinds.add_parser(
+        "focus",
+        parents=[common],
+        help="every billing row in FOCUS 1.2 columns (fct_billing_focus) as CSV or Parquet",
+    )
+    focus.add_argument(
+        "--out", type=Path, required=True, help="output file; .parquet writes Parquet, else CSV"
+    )
 
     pull = sub.add_parser("pull", help="pull telemetry from a live source into the raw store")
     sources = pull.add_subparsers(dest="source", required=True, metavar="SOURCE")
@@ -277,6 +287,18 @@ def _sql(args: argparse.Namespace, home: Path) -> int:
     return 0
 
 
+def _export_focus(args: argparse.Namespace, home: Path) -> int:
+    from gpu_ledger.export import ExportError, export_focus
+
+    try:
+        rows = export_focus(Home(home).warehouse, args.out)
+    except ExportError as exc:
+        print(f"gpu-ledger export focus: {exc}", file=sys.stderr)
+        return 2
+    print(f"Wrote {rows:,} FOCUS 1.2 rows to {args.out}")
+    return 0
+
+
 def _validate(home: Path) -> int:
     from ingest.store import RawStore
     from ingest.validate import validate
@@ -345,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     home = home_dir(args.home)
     if args.command == "ingest":
         return _ingest(args, home)
+    if args.command == "export":
+        return _export_focus(args, home)
     if args.command == "sql":
         return _sql(args, home)
     if args.command == "build":

@@ -89,7 +89,7 @@ HOME_PROJECT = {
 AWS_RESEARCH = Account("aws", "444455556666", "ml-research")
 AWS_PROD = Account("aws", "111122223333", "ml-production")
 AZURE_PROD = Account("azure", "8f3c2a1e-5b7d-4c9e-a2f1-6d0e9b8c7a54", "ml-azure-prod")
-ONPREM = Account("onprem", "onprem-dc1", "Frankfurt data centre")
+ONPREM = Account("onprem", "fra-dc1", "Frankfurt data centre")
 
 # Unix uids, for "CANCELLED by <uid>"
 UIDS = {user: 20100 + i for i, user in enumerate(u for t in TEAMS.values() for u in t.users)}

@@ -763,12 +763,9 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
                 chosen = np.array([int(np.argmin(ready))])
                 start = max(queue_t, int(ready[chosen[0]]))
             start += 5
-            key_suffix = f":{attempt}" if attempt > 1 or req["outcome"] == "requeued" else ""
-            job_key = f"slurm:{pool.cluster}:{job_id}{key_suffix}"
             # Slurm sites carry the project in the WCKey and the workload in the job comment
             common = dict(
                 labels=k8s_labels(None, project, None, workload, environment, None) if project else [],
-                job_key=job_key,
                 scheduler="slurm",
                 cluster=pool.cluster,
                 job_id=job_id,
@@ -783,7 +780,8 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
                 workload_class=workload,
                 environment=environment,
                 capacity_type="owned",
-                run_id=job_id if req["outcome"] == "requeued" else None,
+                # a Slurm job is one run across its requeues
+                run_id=job_id if workload == "training" else None,
                 attempt=attempt,
                 submitted_at=submit if attempt == 1 else queue_t,
                 gpus_allocated=req["gpus"] * req["nodes"],
@@ -792,9 +790,11 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
                 cpus=28 * req["gpus"] * req["nodes"],
                 mem_mb=240_000 * req["gpus"] * req["nodes"],
             )
+            key = f"slurm:{pool.cluster}:{job_id}"
             if start >= b.t1:
                 b.add_job(
                     **common,
+                    job_key=key,
                     started_at=None,
                     ended_at=None,
                     state="PENDING",
@@ -822,6 +822,9 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
             else:
                 duration, state, end_reason, exit_code = run_s, "COMPLETED", "completed", "0:0"
             end = start + max(duration, 60)
+            requeues = outcome == "requeued" and attempt == 1 and end < b.t1
+            # attempts of a requeued job are told apart by their number
+            job_key = f"{key}:{attempt}" if attempt > 1 or requeues else key
             hostnames, gpu_pick = [], []
             for node in chosen:
                 order = np.argsort(free[node], kind="stable")[: req["gpus"]]
@@ -833,6 +836,7 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
                 state, end_reason = "RUNNING", "running"
             b.add_job(
                 **common,
+                job_key=job_key,
                 started_at=start,
                 ended_at=ended,
                 state=state,
@@ -852,7 +856,7 @@ def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarr
                         req["level"],
                         req["fb"],
                     )
-            if outcome == "requeued" and attempt == 1 and ended is not None:
+            if requeues:
                 queue_t = end + 60
                 continue
             break

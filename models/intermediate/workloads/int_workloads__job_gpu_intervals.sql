@@ -1,0 +1,275 @@
+-- grain: one row per job attempt × GPU (× MIG instance) × interval it held it
+{#-
+    Which GPUs a job attempt held, from the most precise evidence (CONTRACT §5):
+    1. dcgm_labels: DCGM series whose labels name the attempt (pod uid, else pod name + namespace on
+       the pod's node, on Kubernetes; hpc_job = the job id or raw id on one of the job's nodes, on
+       Slurm) and whose samples overlap the attempt. Each such GPU carries share 1, a MIG instance
+       g/7 (g from its profile's `<g>g` prefix). A generic-CSV job's own gpu_uuids count the same way.
+    2. scheduler_spread: when no series names the attempt, its allocation is spread over its nodes:
+       a node gets gpus_allocated / nodes GPUs (N), spread evenly over the node's M GPUs, share N / M
+       on each (a MIG request counts its slices' g/7). M and the GPU ids come from the GPUs DCGM saw
+       on the node during the attempt, else the node's GPU count (ids `<instance_id>:<index>`, or
+       `<hostname>:<index>` where only the host is known), else N itself.
+    Start and end are the scheduler's (not sample times); an attempt still running holds its GPUs
+    to the end of the observation window (int_workloads__observation_window).
+#}
+with jobs as (
+    select * from {{ ref('int_workloads__jobs') }}
+),
+
+consumers as (
+    select * from {{ ref('int_workloads__dcgm_gpu_consumers') }}
+),
+
+observation_window as (
+    select * from {{ ref('int_workloads__observation_window') }}
+),
+
+held as (
+    select
+        jobs.*,
+        coalesce(jobs.ended_at, observation_window.window_end_at) as held_until,
+        {{ workloads_list_length('jobs.hostnames') }} as host_count,
+        coalesce(cast({{ workloads_regexp_int('jobs.mig_profile', '^(\d+)g') }} as double) / 7.0, 1.0) as slice_share
+    from jobs
+    cross join observation_window
+    where jobs.started_at is not null
+),
+
+held_intervals as (
+    select * from held
+    where held_until > started_at
+),
+
+pod_uid_matches as (
+    select
+        held_intervals.job_key,
+        consumers.gpu_uuid,
+        consumers.gpu_index,
+        consumers.hostname,
+        consumers.mig_instance_id,
+        consumers.mig_profile
+    from held_intervals
+    inner join consumers
+        on held_intervals.scheduler = 'kubernetes'
+        and consumers.pod_uid = held_intervals.job_id
+),
+
+pod_name_matches as (
+    select
+        held_intervals.job_key,
+        consumers.gpu_uuid,
+        consumers.gpu_index,
+        consumers.hostname,
+        consumers.mig_instance_id,
+        consumers.mig_profile
+    from held_intervals
+    inner join consumers
+        on held_intervals.scheduler = 'kubernetes'
+        and consumers.pod_uid is null
+        and consumers.pod_name = held_intervals.name
+        and consumers.pod_namespace = held_intervals.namespace
+        and (consumers.hostname is null or {{ workloads_list_contains('held_intervals.hostnames', 'consumers.hostname') }})
+        and (consumers.first_sample_at is null or consumers.first_sample_at < held_intervals.held_until)
+        and (consumers.last_sample_at is null or consumers.last_sample_at >= held_intervals.started_at)
+),
+
+hpc_job_matches as (
+    select
+        held_intervals.job_key,
+        consumers.gpu_uuid,
+        consumers.gpu_index,
+        consumers.hostname,
+        consumers.mig_instance_id,
+        consumers.mig_profile
+    from held_intervals
+    inner join consumers
+        on held_intervals.scheduler = 'slurm'
+        and consumers.hpc_job_id in (held_intervals.job_id, held_intervals.job_id_raw)
+        and (consumers.hostname is null or {{ workloads_list_contains('held_intervals.hostnames', 'consumers.hostname') }})
+        and (consumers.first_sample_at is null or consumers.first_sample_at < held_intervals.held_until)
+        and (consumers.last_sample_at is null or consumers.last_sample_at >= held_intervals.started_at)
+),
+
+generic_device_matches as (
+    select
+        held_intervals.job_key,
+        device.gpu_uuid,
+        cast(null as integer) as gpu_index,
+        case when held_intervals.host_count = 1 then held_intervals.hostnames[1] end as hostname,
+        cast(null as integer) as mig_instance_id,
+        held_intervals.mig_profile
+    from held_intervals,
+        (select unnest(held_intervals.gpu_uuids) as gpu_uuid) as device
+    where held_intervals.scheduler = 'generic'
+),
+
+labelled_gpus as (
+    select distinct * from (
+        select * from pod_uid_matches
+        union all
+        select * from pod_name_matches
+        union all
+        select * from hpc_job_matches
+        union all
+        select * from generic_device_matches
+    ) as matches
+),
+
+labelled_intervals as (
+    select
+        held_intervals.job_key,
+        coalesce(labelled_gpus.gpu_uuid, labelled_gpus.hostname || ':' || cast(labelled_gpus.gpu_index as varchar))
+            as gpu_uuid,
+        labelled_gpus.hostname,
+        labelled_gpus.mig_instance_id,
+        labelled_gpus.mig_profile,
+        coalesce(
+            cast({{ workloads_regexp_int('labelled_gpus.mig_profile', '^(\d+)g') }} as double) / 7.0,
+            1.0
+        ) as share,
+        held_intervals.started_at,
+        held_intervals.held_until as ended_at,
+        case when held_intervals.scheduler = 'generic' then 'scheduler_spread' else 'dcgm_labels' end as evidence
+    from held_intervals
+    inner join labelled_gpus
+        on held_intervals.job_key = labelled_gpus.job_key
+),
+
+unlabelled as (
+    select held_intervals.*
+    from held_intervals
+    where held_intervals.job_key not in (select job_key from labelled_gpus)
+        and held_intervals.gpus_allocated > 0
+        and held_intervals.host_count > 0
+),
+
+unlabelled_hosts as (
+    select
+        unlabelled.job_key,
+        unlabelled.instance_id,
+        unlabelled.node_gpu_count,
+        unlabelled.started_at,
+        unlabelled.held_until,
+        host.hostname,
+        unlabelled.gpus_allocated * unlabelled.slice_share / unlabelled.host_count as gpus_on_host
+    from unlabelled,
+        (select unnest(unlabelled.hostnames) as hostname) as host
+),
+
+host_dcgm_gpus as (
+    select distinct
+        unlabelled_hosts.job_key,
+        unlabelled_hosts.hostname,
+        consumers.gpu_uuid
+    from unlabelled_hosts
+    inner join consumers
+        on unlabelled_hosts.hostname = consumers.hostname
+        and consumers.gpu_uuid is not null
+        and (consumers.first_sample_at is null or consumers.first_sample_at < unlabelled_hosts.held_until)
+        and (consumers.last_sample_at is null or consumers.last_sample_at >= unlabelled_hosts.started_at)
+),
+
+host_gpu_counts as (
+    select
+        unlabelled_hosts.job_key,
+        unlabelled_hosts.hostname,
+        count(host_dcgm_gpus.gpu_uuid) as dcgm_gpu_count
+    from unlabelled_hosts
+    left join host_dcgm_gpus
+        on unlabelled_hosts.job_key = host_dcgm_gpus.job_key
+        and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
+    group by 1, 2
+),
+
+spread_known_gpus as (
+    select
+        unlabelled_hosts.job_key,
+        host_dcgm_gpus.gpu_uuid,
+        unlabelled_hosts.hostname,
+        unlabelled_hosts.gpus_on_host / host_gpu_counts.dcgm_gpu_count as share,
+        unlabelled_hosts.started_at,
+        unlabelled_hosts.held_until
+    from unlabelled_hosts
+    inner join host_gpu_counts
+        on unlabelled_hosts.job_key = host_gpu_counts.job_key
+        and unlabelled_hosts.hostname = host_gpu_counts.hostname
+    inner join host_dcgm_gpus
+        on unlabelled_hosts.job_key = host_dcgm_gpus.job_key
+        and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
+    where host_gpu_counts.dcgm_gpu_count > 0
+),
+
+spread_unknown_hosts as (
+    select
+        unlabelled_hosts.*,
+        cast(greatest(
+            coalesce(unlabelled_hosts.node_gpu_count, 0),
+            ceil(unlabelled_hosts.gpus_on_host),
+            1
+        ) as bigint) as assumed_gpu_count
+    from unlabelled_hosts
+    inner join host_gpu_counts
+        on unlabelled_hosts.job_key = host_gpu_counts.job_key
+        and unlabelled_hosts.hostname = host_gpu_counts.hostname
+    where host_gpu_counts.dcgm_gpu_count = 0
+),
+
+spread_assumed_gpus as (
+    select
+        spread_unknown_hosts.job_key,
+        coalesce(spread_unknown_hosts.instance_id, spread_unknown_hosts.hostname) || ':' || cast(gpu_slot.i as varchar)
+            as gpu_uuid,
+        spread_unknown_hosts.hostname,
+        spread_unknown_hosts.gpus_on_host / spread_unknown_hosts.assumed_gpu_count as share,
+        spread_unknown_hosts.started_at,
+        spread_unknown_hosts.held_until
+    from spread_unknown_hosts,
+        {{ workloads_series('spread_unknown_hosts.assumed_gpu_count', 'gpu_slot') }}
+),
+
+spread_intervals as (
+    select
+        job_key,
+        gpu_uuid,
+        hostname,
+        cast(null as integer) as mig_instance_id,
+        cast(null as varchar) as mig_profile,
+        share,
+        started_at,
+        held_until as ended_at,
+        'scheduler_spread' as evidence
+    from (
+        select * from spread_known_gpus
+        union all
+        select * from spread_assumed_gpus
+    ) as spread
+),
+
+final as (
+    select
+        job_key,
+        gpu_uuid,
+        hostname,
+        mig_instance_id,
+        mig_profile,
+        cast(share as double) as share,
+        started_at,
+        ended_at,
+        evidence
+    from labelled_intervals
+    union all
+    select
+        job_key,
+        gpu_uuid,
+        hostname,
+        mig_instance_id,
+        mig_profile,
+        cast(share as double) as share,
+        started_at,
+        ended_at,
+        evidence
+    from spread_intervals
+)
+
+select * from final

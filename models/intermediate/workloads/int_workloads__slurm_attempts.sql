@@ -1,0 +1,146 @@
+-- grain: one row per Slurm job attempt (cluster × job id × attempt; an array task is its own job id)
+{#-
+    Allocation rows only (steps are not allocations). A pending array line (`123_[1-3]`) becomes one
+    row per task. The same attempt seen in several loads (overlapping sacct runs) is kept once, its
+    most advanced state winning (ended over running over pending); a pending row is dropped once the
+    same submission shows up started. Attempts of one job id (`--duplicates` after a requeue) are
+    numbered by start time; every attempt but the last ended 'interrupted'.
+#}
+with sacct as (
+    select * from {{ ref('stg_slurm__sacct') }}
+),
+
+steps as (
+    select
+        coalesce(cluster, 'default') as cluster,
+        allocation_job_id,
+        max(case when step_id = 'interactive' then 1 else 0 end) = 1 as has_interactive_step
+    from sacct
+    where step_id is not null
+    group by 1, 2
+),
+
+allocations as (
+    select
+        *,
+        coalesce(cluster, 'default') as cluster_name
+    from sacct
+    where step_id is null
+),
+
+pending_array_tasks as (
+    select
+        allocations.* replace (
+            allocations.base_job_id || '_' || task_rows.task_id as job_id,
+            task_rows.task_id as array_task_id
+        )
+    from allocations,
+        (select unnest({{ workloads_expand_array_tasks('allocations.array_task_id') }}) as task_id) as task_rows
+    where allocations.is_pending_array
+),
+
+expanded as (
+    select * from allocations
+    where not coalesce(is_pending_array, false)
+    union all
+    select * from pending_array_tasks
+),
+
+deduplicated as (
+    select *
+    from expanded
+    qualify row_number() over (
+        partition by cluster_name, job_id, submitted_at, started_at
+        order by
+            (ended_at is not null) desc,
+            coalesce(elapsed_seconds, 0) desc,
+            load_id desc
+    ) = 1
+),
+
+without_superseded_pending as (
+    select deduplicated.*
+    from deduplicated
+    where not (
+        deduplicated.started_at is null
+        and exists (
+            select 1
+            from deduplicated as started
+            where started.cluster_name = deduplicated.cluster_name
+                and started.job_id = deduplicated.job_id
+                and started.started_at is not null
+                and started.submitted_at is not distinct from deduplicated.submitted_at
+        )
+    )
+),
+
+numbered as (
+    select
+        *,
+        row_number() over (
+            partition by cluster_name, job_id
+            order by started_at asc nulls last, submitted_at asc, load_id asc
+        ) as attempt,
+        count(*) over (partition by cluster_name, job_id) as attempts_of_job
+    from without_superseded_pending
+),
+
+final as (
+    select
+        -- ids
+        'slurm:' || numbered.cluster_name || ':' || numbered.job_id
+        || case when numbered.attempts_of_job > 1 then ':' || numbered.attempt else '' end as job_key,
+        numbered.cluster_name as cluster,
+        numbered.job_id,
+        numbered.job_id_raw,
+        numbered.base_job_id,
+        numbered.array_task_id,
+        cast(numbered.attempt as integer) as job_attempt,
+        cast(numbered.attempts_of_job as integer) as attempts_of_job,
+        -- owner evidence
+        numbered.job_name,
+        numbered.user_name,
+        numbered.account,
+        nullif(ltrim(numbered.wckey, '*'), '') as wckey,
+        numbered.partition,
+        {{ workloads_kv_get('numbered.comment', "'team-id'") }} as label_team,
+        {{ workloads_kv_get('numbered.comment', "'project-id'") }} as label_project,
+        {{ workloads_kv_get('numbered.comment', "'workload-type'") }} as label_workload_type,
+        {{ workloads_kv_get('numbered.comment', "'environment'") }} as label_environment,
+        {{ workloads_kv_get('numbered.comment', "'run-id'") }} as label_run_id,
+        coalesce(steps.has_interactive_step, false) as has_interactive_step,
+        -- state
+        numbered.state_raw as state,
+        case
+            when numbered.started_at is null and numbered.state in ('CANCELLED', 'REVOKED', 'DEADLINE')
+                then 'cancelled'
+            when numbered.started_at is null then 'pending'
+            when numbered.attempt < numbered.attempts_of_job then 'interrupted'
+            when numbered.state in ('REQUEUED', 'REQUEUE_FED', 'REQUEUE_HOLD', 'NODE_FAIL', 'PREEMPTED')
+                then 'interrupted'
+            when numbered.state = 'COMPLETED' then 'completed'
+            when numbered.state in ('FAILED', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'SPECIAL_EXIT') then 'failed'
+            when numbered.state in ('CANCELLED', 'REVOKED') then 'cancelled'
+            when numbered.state in ('TIMEOUT', 'DEADLINE') then 'timeout'
+            when numbered.state in (
+                'RUNNING', 'COMPLETING', 'CONFIGURING', 'SUSPENDED', 'STOPPED', 'RESIZING', 'SIGNALING',
+                'STAGE_OUT'
+            ) then 'running'
+        end as end_reason,
+        -- resources
+        cast(coalesce(nullif(numbered.alloc_gpu_count, 0), numbered.req_gpu_count, 0) as integer)
+            as gpus_allocated,
+        numbered.gpu_type,
+        cast(numbered.node_count as integer) as node_count,
+        coalesce(numbered.node_names, {{ workloads_empty_list() }}) as hostnames,
+        -- timestamps
+        numbered.submitted_at,
+        numbered.started_at,
+        case when numbered.started_at is not null then numbered.ended_at end as ended_at
+    from numbered
+    left join steps
+        on numbered.cluster_name = steps.cluster
+        and numbered.job_id = steps.allocation_job_id
+)
+
+select * from final

@@ -1,0 +1,108 @@
+-- grain: one row per spot interruption warning (EventBridge event, de-duplicated)
+{#-
+    Each EC2 Spot Instance Interruption Warning joined to its instance (the Kubernetes node whose
+    providerID names it) and to the job attempts it killed: attempts on that node that ended
+    'interrupted' between the warning and `spot_interruption_kill_window_minutes` (default 10) after it.
+    GPU-seconds are the killed attempts' held GPU time × share (int_workloads__job_gpu_intervals).
+#}
+with events as (
+    select * from {{ ref('stg_aws_events__events') }}
+),
+
+nodes as (
+    select * from {{ ref('stg_kubernetes_pods__node_capacity') }}
+),
+
+jobs as (
+    select * from {{ ref('int_workloads__jobs') }}
+),
+
+intervals as (
+    select * from {{ ref('int_workloads__job_gpu_intervals') }}
+),
+
+warnings as (
+    select *
+    from events
+    where detail_type = 'EC2 Spot Instance Interruption Warning'
+    qualify row_number() over (partition by event_id order by load_id desc) = 1
+),
+
+instance_nodes as (
+    select
+        instance_id,
+        max(cluster) as cluster,
+        max(node_name) as node_name,
+        max(availability_zone) as availability_zone,
+        max(region) as region,
+        max(instance_type) as instance_type,
+        max(capacity_type) as capacity_type
+    from nodes
+    where instance_id is not null
+    group by 1
+),
+
+job_gpu_seconds as (
+    select
+        job_key,
+        sum({{ workloads_seconds_between('started_at', 'ended_at') }} * share) as gpu_seconds
+    from intervals
+    group by 1
+),
+
+killed as (
+    select
+        warnings.event_id,
+        jobs.job_key,
+        coalesce(job_gpu_seconds.gpu_seconds, 0) as gpu_seconds
+    from warnings
+    inner join instance_nodes
+        on warnings.instance_id = instance_nodes.instance_id
+    inner join jobs
+        on jobs.cluster = instance_nodes.cluster
+        and {{ workloads_list_contains('jobs.hostnames', 'instance_nodes.node_name') }}
+        and jobs.end_reason = 'interrupted'
+        and jobs.ended_at >= warnings.event_at
+        and jobs.ended_at <= warnings.event_at
+            + to_minutes(cast({{ var('spot_interruption_kill_window_minutes', 10) }} as bigint))
+    left join job_gpu_seconds
+        on jobs.job_key = job_gpu_seconds.job_key
+),
+
+killed_per_warning as (
+    select
+        event_id,
+        {{ workloads_list_agg('job_key') }} as killed_job_keys,
+        count(*) as killed_attempts,
+        sum(gpu_seconds) as killed_gpu_seconds
+    from killed
+    group by 1
+),
+
+final as (
+    select
+        -- ids
+        warnings.event_id as interruption_id,
+        warnings.instance_id,
+        warnings.account_id,
+        instance_nodes.cluster,
+        instance_nodes.node_name,
+        -- dimensions
+        coalesce(warnings.availability_zone, instance_nodes.availability_zone) as availability_zone,
+        coalesce(warnings.region, instance_nodes.region) as region,
+        instance_nodes.instance_type,
+        warnings.instance_action,
+        -- numerics
+        coalesce(killed_per_warning.killed_job_keys, {{ workloads_empty_list() }}) as killed_job_keys,
+        cast(coalesce(killed_per_warning.killed_attempts, 0) as integer) as killed_attempts,
+        cast(coalesce(killed_per_warning.killed_gpu_seconds, 0) as double) as killed_gpu_seconds,
+        -- timestamps
+        warnings.event_at as warning_at
+    from warnings
+    left join instance_nodes
+        on warnings.instance_id = instance_nodes.instance_id
+    left join killed_per_warning
+        on warnings.event_id = killed_per_warning.event_id
+)
+
+select * from final

@@ -1,0 +1,50 @@
+with source as (
+    select * from {{ source_or_empty('kubernetes_pods', 'k8s_pods') }}
+),
+
+renamed as (
+    select
+        -- ids
+        {{ workloads_parent_folder('_source_file') }} as cluster,
+        uid as pod_uid,
+        namespace as pod_namespace,
+        name as pod_name,
+        node_name,
+        owner_kind,
+        owner_name,
+        -- state
+        phase,
+        reason,
+        message,
+        exit_code,
+        container_reason,
+        restart_count,
+        disruption as is_disrupted,
+        disruption_reason,
+        qos_class,
+        -- labels
+        labels,
+        {{ workloads_map_get('labels', "'team-id'") }} as label_team,
+        {{ workloads_map_get('labels', "'project-id'") }} as label_project,
+        {{ workloads_map_get('labels', "'user-id'") }} as label_user,
+        {{ workloads_map_get('labels', "'workload-type'") }} as label_workload_type,
+        {{ workloads_map_get('labels', "'environment'") }} as label_environment,
+        {{ workloads_map_get('labels', "'run-id'") }} as label_run_id,
+        -- resources
+        gpu_request as gpu_request_count,
+        mig_profile,
+        mig_count,
+        -- timestamps
+        snapshot_at,
+        snapshot_time_source,
+        created_at,
+        started_at,
+        finished_at,
+        deleted_at,
+        -- lineage
+        _source_file as source_file,
+        _load_id as load_id
+    from source
+)
+
+select * from renamed

@@ -1,0 +1,55 @@
+with source as (
+    select * from {{ source_or_empty('slurm', 'slurm_sacct') }}
+),
+
+renamed as (
+    select
+        -- ids
+        cluster,
+        job_id,
+        job_id_raw,
+        base_job_id,
+        array_task_id,
+        is_pending_array,
+        het_offset,
+        step_id,
+        allocation_job_id,
+        -- owner
+        user_name,
+        account,
+        wckey,
+        comment,
+        partition,
+        qos,
+        job_name,
+        -- state
+        state,
+        state_raw,
+        state_known,
+        cancelled_by_uid,
+        exit_code,
+        -- resources
+        nnodes as node_count,
+        ncpus as cpu_count,
+        alloc_gpus as alloc_gpu_count,
+        req_gpus as req_gpu_count,
+        gpu_type,
+        alloc_tres,
+        req_tres,
+        node_list,
+        nodes as node_names,
+        timelimit_min as time_limit_min,
+        elapsed_s as elapsed_seconds,
+        -- timestamps
+        submit_at as submitted_at,
+        eligible_at,
+        start_at as started_at,
+        end_at as ended_at,
+        -- lineage
+        _source_file as source_file,
+        _source_row as source_row,
+        _load_id as load_id
+    from source
+)
+
+select * from renamed
