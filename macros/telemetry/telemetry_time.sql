@@ -1,0 +1,74 @@
+{#-
+    Time helpers for telemetry, behind adapter.dispatch so that the models stay portable.
+    Timestamps are instants (timestamptz); clock hours are UTC hours whatever the session time zone.
+-#}
+
+{#- The UTC clock hour an instant falls in, as an instant. -#}
+{% macro telemetry_hour_start(ts) -%}
+    {{ return(adapter.dispatch('telemetry_hour_start', 'gpu_ledger')(ts)) }}
+{%- endmacro %}
+
+{% macro default__telemetry_hour_start(ts) -%}
+    {{ dbt.date_trunc('hour', ts) }}
+{%- endmacro %}
+
+{% macro duckdb__telemetry_hour_start(ts) -%}
+    (date_trunc('hour', ({{ ts }}) at time zone 'UTC') at time zone 'UTC')
+{%- endmacro %}
+
+
+{#- Seconds from instant a to instant b, with millisecond precision (a double). -#}
+{% macro telemetry_seconds_between(a, b) -%}
+    {{ return(adapter.dispatch('telemetry_seconds_between', 'gpu_ledger')(a, b)) }}
+{%- endmacro %}
+
+{% macro default__telemetry_seconds_between(a, b) -%}
+    {{ dbt.datediff(a, b, 'millisecond') }} / 1000.0
+{%- endmacro %}
+
+{% macro duckdb__telemetry_seconds_between(a, b) -%}
+    ((epoch_ms({{ b }}) - epoch_ms({{ a }})) / 1000.0)
+{%- endmacro %}
+
+
+{#- Compute slices (g of 7) of a MIG profile name, read from its `<g>g` prefix (`7g.79gb` -> 7);
+    null when the name has no such prefix. -#}
+{% macro telemetry_mig_compute_slices(profile) -%}
+    {{ return(adapter.dispatch('telemetry_mig_compute_slices', 'gpu_ledger')(profile)) }}
+{%- endmacro %}
+
+{% macro default__telemetry_mig_compute_slices(profile) -%}
+    cast(nullif({{ dbt.split_part(profile, "'g'", 1) }}, '') as integer)
+{%- endmacro %}
+
+{% macro duckdb__telemetry_mig_compute_slices(profile) -%}
+    try_cast(nullif(regexp_extract({{ profile }}, '^\s*(\d+)g', 1), '') as integer)
+{%- endmacro %}
+
+
+{#- Lower bound of the samples an incremental telemetry model re-reads: the newest hour it already
+    holds minus `telemetry_incremental_lookback_hours` (default 1), as a SQL timestamptz literal;
+    none on a first build or when the model is empty (then everything is read). -#}
+{% macro telemetry_incremental_since(relation) -%}
+    {%- if not execute -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set result = run_query("select max(hour_start) from " ~ relation) -%}
+    {%- set newest = result.columns[0].values()[0] if result and result.rows | length > 0 else none -%}
+    {%- if newest is none -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set lookback = modules.datetime.timedelta(hours=var('telemetry_incremental_lookback_hours', 1)) -%}
+    {{ return("cast('" ~ (newest - lookback).isoformat() ~ "' as timestamp with time zone)") }}
+{%- endmacro %}
+
+
+{#- One row per element of a list column: `select <columns>, <alias> from <relation> cross join
+    the list's elements`. DuckDB and Postgres unnest; Spark would explode. -#}
+{% macro inventory_unnest(list_column, alias) -%}
+    {{ return(adapter.dispatch('inventory_unnest', 'gpu_ledger')(list_column, alias)) }}
+{%- endmacro %}
+
+{% macro default__inventory_unnest(list_column, alias) -%}
+    unnest({{ list_column }}) as {{ alias }}
+{%- endmacro %}

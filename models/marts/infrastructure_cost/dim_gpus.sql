@@ -1,0 +1,33 @@
+-- grain: one row per gpu (gpu_id)
+with
+
+inventory as (
+    select * from {{ ref('int_inventory__gpus') }}
+),
+
+final as (
+    select
+        -- ids
+        gpu_id,
+        gpu_uuid,
+        gpu_index,
+        host,
+        instance_id,
+        -- dimensions
+        provider,
+        account_id,
+        region,
+        instance_type,
+        gpu_model,
+        gpu_memory_gb,
+        ownership,
+        -- booleans
+        is_mig_enabled,
+        is_monitored,
+        -- timestamps
+        first_seen_at,
+        last_seen_at
+    from inventory
+)
+
+select * from final

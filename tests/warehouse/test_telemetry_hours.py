@@ -1,0 +1,236 @@
+"""Telemetry hours and GPU inventory against the simulator's ground truth.
+
+`int_telemetry__gpu_hours` must reproduce `ground_truth/gpu_hours.csv` for every monitored GPU-hour
+(the whole-GPU rows; MIG GPUs sum their slices), `dim_gpus` must hold every GPU of the simulated
+fleet, and an incremental build that adds a day must insert the new hours without rebuilding the
+old ones.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from simulator.generate import INPUT_FOLDERS, build_fleet
+from simulator.model import SimulationConfig
+
+REL = 1e-9
+# the ground truth CSV keeps 9 decimals; a per-row comparison allows that rounding
+ROW_ABS = 2e-9
+
+
+def _read(warehouse: Path, sql: str) -> pl.DataFrame:
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return con.sql(sql).pl()
+
+
+def _truth(sim: Path) -> pl.DataFrame:
+    return pl.read_csv(sim / "ground_truth" / "gpu_hours.csv", try_parse_dates=True).with_columns(
+        pl.col("hour_start").dt.convert_time_zone("UTC")
+    )
+
+
+def _gpu_rows(warehouse: Path) -> pl.DataFrame:
+    return _read(
+        warehouse,
+        "select gpu_uuid, hour_start, samples, telemetry_seconds, busy_gpu_hours, avg_gpu_util_pct, "
+        "max_fb_used_mib, energy_kwh from intermediate.int_telemetry__gpu_hours "
+        "where mig_instance_id is null",
+    ).with_columns(pl.col("hour_start").dt.convert_time_zone("UTC"))
+
+
+def _assert_matches_truth(built: pl.DataFrame, truth: pl.DataFrame) -> None:
+    measured = truth.filter(pl.col("is_monitored") & (pl.col("telemetry_seconds") > 0))
+    keys = ["gpu_uuid", "hour_start"]
+    # exact hour coverage: the same GPU-hours, no more, no fewer
+    missing = measured.select(keys).join(built.select(keys), on=keys, how="anti")
+    extra = built.select(keys).join(measured.select(keys), on=keys, how="anti")
+    assert missing.is_empty(), f"GPU-hours in the ground truth but not built: {missing.head(5)}"
+    assert extra.is_empty(), f"GPU-hours built but not in the ground truth: {extra.head(5)}"
+    joined = measured.join(built, on=keys, suffix="_built")
+    assert (joined["telemetry_seconds"] == joined["telemetry_seconds_built"]).all()
+    for column in ("busy_gpu_hours", "energy_kwh"):
+        truth_sum, built_sum = joined[column].sum(), joined[f"{column}_built"].fill_null(0.0).sum()
+        assert built_sum == pytest.approx(truth_sum, rel=REL), column
+        worst = (joined[column] - joined[f"{column}_built"].fill_null(0.0)).abs().max()
+        assert worst <= ROW_ABS, f"{column}: a GPU-hour differs by {worst}"
+    assert (joined["max_fb_used_mib"] == joined["max_fb_used_mib_built"]).all()
+    worst_util = (joined["avg_gpu_util_pct"] - joined["avg_gpu_util_pct_built"]).abs().max()
+    assert worst_util <= 1e-6
+
+
+def test_gpu_hours_match_ground_truth(sim: Path, warehouse: Path) -> None:
+    _assert_matches_truth(_gpu_rows(warehouse), _truth(sim))
+
+
+def test_mig_slices_sum_to_their_gpu(warehouse: Path) -> None:
+    sums = _read(
+        warehouse,
+        """
+        select
+            g.gpu_uuid,
+            g.hour_start,
+            g.busy_gpu_hours,
+            sum(s.busy_gpu_hours) as slice_busy,
+            count(s.energy_kwh) as slice_energy_rows
+        from intermediate.int_telemetry__gpu_hours as g
+        inner join intermediate.int_telemetry__gpu_hours as s
+            on s.gpu_uuid = g.gpu_uuid and s.hour_start = g.hour_start and s.mig_instance_id is not null
+        where g.mig_instance_id is null
+        group by all
+        """,
+    )
+    assert not sums.is_empty(), "the simulated fleet has MIG GPUs: slice rows expected"
+    assert (sums["busy_gpu_hours"] - sums["slice_busy"]).abs().max() < 1e-9
+    assert (sums["slice_energy_rows"] == 0).all(), "energy is counted on the whole-GPU row only"
+
+
+def test_consumer_hours_cover_busy_time(warehouse: Path) -> None:
+    """Every consumer-hour is inside a GPU-hour and never holds more samples than the unit had."""
+    over = _read(
+        warehouse,
+        """
+        select c.gpu_uuid, c.mig_instance_id, c.hour_start, sum(c.samples) as consumer_samples,
+            max(g.samples) as unit_samples
+        from intermediate.int_telemetry__consumer_hours as c
+        left join intermediate.int_telemetry__gpu_hours as g
+            on g.gpu_uuid = c.gpu_uuid and g.hour_start = c.hour_start
+            and g.mig_instance_id is not distinct from c.mig_instance_id
+        group by all
+        having max(g.samples) is null or sum(c.samples) > max(g.samples)
+        """,
+    )
+    assert over.is_empty(), over.head(5)
+
+
+def _fleet() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The fixture's fleet, rebuilt from its configuration (the simulator is deterministic)."""
+    config = SimulationConfig(
+        out=Path("/nonexistent"),
+        gpus=80,
+        days=8,
+        interval_s=300,
+        seed=11,
+        start=datetime(2026, 10, 1, tzinfo=UTC),
+    )
+    fleet, _ = build_fleet(config)
+    return fleet.instances, fleet.gpus
+
+
+def test_every_fleet_gpu_is_in_dim_gpus(warehouse: Path) -> None:
+    instances, gpus = _fleet()
+    expected = gpus.join(
+        instances.select("instance_id", "gpu_model", "provider", "is_monitored"), on="instance_id"
+    ).with_columns(
+        pl.when(pl.col("is_monitored"))
+        .then(pl.col("gpu_uuid"))
+        .otherwise(pl.format("{}:{}", "instance_id", "gpu_index"))
+        .alias("gpu_id")
+    )
+    dim = _read(
+        warehouse,
+        "select gpu_id, instance_id, gpu_model, provider, is_monitored, ownership from marts.dim_gpus",
+    )
+    assert dim["gpu_id"].n_unique() == dim.height
+    joined = expected.join(dim, on="gpu_id", how="left", suffix="_dim")
+    absent = joined.filter(pl.col("instance_id_dim").is_null() & pl.col("is_monitored_dim").is_null())
+    assert absent.is_empty(), (
+        f"fleet GPUs missing from dim_gpus: {absent.select('gpu_id', 'instance_id').head(5)}"
+    )
+    wrong = joined.filter(
+        (pl.col("instance_id") != pl.col("instance_id_dim"))
+        | (pl.col("gpu_model") != pl.col("gpu_model_dim"))
+        | (pl.col("is_monitored") != pl.col("is_monitored_dim"))
+    )
+    assert wrong.is_empty(), wrong.select(
+        "gpu_id", "instance_id", "instance_id_dim", "gpu_model", "gpu_model_dim"
+    )
+    assert dim.height == expected.height, "dim_gpus holds GPUs the fleet never had"
+    onprem = dim.filter(pl.col("provider") == "onprem")
+    assert (onprem["ownership"] == "on_prem").all() and not onprem.is_empty()
+
+
+def test_unmonitored_azure_t4_is_in_dim_gpus(warehouse: Path) -> None:
+    """The T4 VM has no telemetry: its node (and, once billing is in, its bill) keeps it in dim_gpus."""
+    t4 = _read(warehouse, "select * from marts.dim_gpus where gpu_model = 'T4'")
+    assert t4.height == 1, t4
+    row = t4.row(0, named=True)
+    assert row["is_monitored"] is False
+    assert row["provider"] == "azure" and row["instance_type"] == "Standard_NC4as_T4_v3"
+    assert row["gpu_id"] == f"{row['instance_id']}:0"
+
+
+# ------------------------------------------------------------------------------------ incremental
+
+
+def _ingest(home, paths: list[Path]) -> None:
+    from ingest.runner import ingest
+    from ingest.store import RawStore
+
+    with RawStore(home.raw_db) as store:
+        outcomes = ingest(paths, store, progress=False)
+    rejected = [o.error for o in outcomes if o.status == "rejected"]
+    assert not rejected, rejected
+
+
+def _build(home) -> None:
+    from gpu_ledger.build import build
+
+    result = build(home)
+    assert result.success, result.output[-3000:]
+
+
+def test_incremental_build_adds_a_day_without_rebuilding_the_rest(sim: Path, tmp_path: Path) -> None:
+    from gpu_ledger.home import Home
+
+    last_day = "2026-10-08"
+    telemetry = sorted(p for p in (sim / "telemetry").rglob("*") if p.is_file())
+    day_files = [p for p in telemetry if p.name.startswith(last_day) or last_day in p.name]
+    earlier = [p for p in telemetry if p not in day_files]
+    assert day_files and earlier
+
+    # seven days of telemetry (and every other source), built
+    first = Home(tmp_path / "first")
+    _ingest(first, [sim / name for name in INPUT_FOLDERS if name != "telemetry"] + earlier)
+    _build(first)
+    before = _gpu_rows(first.warehouse)
+    newest = before["hour_start"].max()
+
+    # a copy of the home, its working file marked: rows a build leaves alone keep the mark
+    second = Home(tmp_path / "second")
+    shutil.copytree(first.root, second.root)
+    with duckdb.connect(str(second.root / "work.duckdb")) as con:
+        con.sql("update intermediate.int_telemetry__gpu_hours set hostname = hostname || '#untouched'")
+    _ingest(second, day_files)
+    _build(second)
+
+    after = _read(
+        second.warehouse,
+        "select gpu_uuid, mig_instance_id, hour_start, hostname from intermediate.int_telemetry__gpu_hours",
+    ).with_columns(pl.col("hour_start").dt.convert_time_zone("UTC"))
+    cutoff = newest - timedelta(hours=1)
+    old = after.filter(pl.col("hour_start") < cutoff)
+    rebuilt = after.filter(pl.col("hour_start") >= cutoff)
+    assert old["hostname"].str.ends_with("#untouched").all(), "an hour before the window was rebuilt"
+    assert not rebuilt["hostname"].str.ends_with("#untouched").any(), "an hour in the window was not rebuilt"
+    assert rebuilt["hour_start"].max() > newest, "the new day's hours were not added"
+    assert old.height == before.filter(pl.col("hour_start") < cutoff).height + _slice_rows_before(
+        first.warehouse, cutoff
+    )
+
+    # and the incremental result is the full result: all eight days agree with the ground truth
+    _assert_matches_truth(_gpu_rows(second.warehouse), _truth(sim))
+
+
+def _slice_rows_before(warehouse: Path, cutoff: datetime) -> int:
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return con.execute(
+            "select count(*) from intermediate.int_telemetry__gpu_hours "
+            "where mig_instance_id is not null and hour_start < ?",
+            [cutoff],
+        ).fetchone()[0]
