@@ -5,7 +5,7 @@
     as node names can be reused) gives the cloud instance (spec.providerID), else the on-prem asset
     register's hostname gives the asset; Slurm's NodeList hosts give the Slurm cluster.
     Machines known to have GPUs (Kubernetes nodes' gpu.count, asset register gpu_count, billed GPU
-    instances) get one row per GPU slot that no monitored GPU fills, `<instance_id or host>:<index>`,
+    instances, whose bill also gives the account) get one row per GPU slot that no monitored GPU fills, `<instance_id or host>:<index>`,
     is_monitored false: a GPU billed but never seen by DCGM still exists, and still costs.
     Hosts are matched case-insensitively; on-prem and Slurm hosts on their short name (before the
     first dot), since Slurm names nodes short and DCGM may report the FQDN.
@@ -42,10 +42,28 @@ instance_catalogue as (
     select * from {{ ref('gpu_instance_catalogue') }}
 ),
 
--- JOIN POINT (billing): GPU instances billed without telemetry. When `int_billing__gpu_instance_hours`
--- exists, add its machines here (provider, instance_id, instance_type, gpu_count, account_id, region,
--- min/max hour_start) and union them into `machines` below; until then billed-only instances appear
--- only when a Kubernetes node or the asset register names them.
+billing_hours as (
+    select * from {{ ref('int_billing__gpu_instance_hours') }}
+),
+
+-- billed GPU instances: the bill knows every machine that cost money, monitored or not
+
+billed_instances as (
+    select
+        provider,
+        lower(instance_id) as instance_key,
+        max(instance_id) as instance_id,
+        max(hostname) as host,
+        max({{ attribution_account_id('provider', 'billing_account_id', 'sub_account_id') }}) as account_id,
+        max(region) as region,
+        max(instance_type) as instance_type,
+        max(gpu_model) as gpu_model,
+        max(gpu_count) as gpu_count,
+        min(hour_start) as first_seen_at,
+        max(hour_start) + interval 1 hour as last_seen_at
+    from billing_hours
+    group by provider, lower(instance_id)
+),
 
 -- monitored GPUs: seen by DCGM
 
@@ -307,6 +325,33 @@ machines as (
         last_seen_at,
         'onprem_assets' as identity_source
     from onprem_machines
+
+    union all
+
+    select
+        billed_instances.instance_id as machine_key,
+        coalesce(billed_instances.host, billed_instances.instance_id) as host,
+        billed_instances.instance_id,
+        cast(null as {{ dbt.type_string() }}) as asset_id,
+        billed_instances.provider,
+        billed_instances.account_id,
+        billed_instances.region,
+        billed_instances.instance_type,
+        cast(null as {{ dbt.type_string() }}) as capacity_type,
+        billed_instances.gpu_model,
+        cast(billed_instances.gpu_count as integer) as gpu_count,
+        cast(null as {{ dbt.type_string() }}) as kubernetes_node_name,
+        cast(null as {{ dbt.type_string() }}) as slurm_cluster,
+        billed_instances.first_seen_at,
+        billed_instances.last_seen_at,
+        'billing' as identity_source
+    from billed_instances
+    where
+        billed_instances.instance_key not in (
+            select lower(instance_id) from cloud_machines
+            union all
+            select lower(asset_id) from onprem_machines
+        )
 ),
 
 gpu_slots as (
@@ -381,7 +426,7 @@ final as (
         gpus.slurm_cluster,
         -- dimensions
         gpus.provider,
-        gpus.account_id,
+        coalesce(gpus.account_id, billed_instances.account_id) as account_id,
         gpus.region,
         gpus.instance_type,
         gpus.capacity_type,
@@ -402,6 +447,10 @@ final as (
     from gpus
     left join gpu_models
         on gpus.gpu_model = gpu_models.gpu_model
+    left join billed_instances
+        on
+            gpus.provider = billed_instances.provider
+            and lower(gpus.instance_id) = billed_instances.instance_key
 )
 
 select * from final
