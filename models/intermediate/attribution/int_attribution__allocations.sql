@@ -1,0 +1,191 @@
+-- grain: one row per gpu_id x mig_instance_id x clock hour x consumer (a job attempt, or idle)
+{#-
+    Every GPU-hour's cost split among the jobs that held it and idle (CONTRACT §5). A job's part of
+    a GPU-hour is the GPU-hour's cost x its share of the GPU (1, N/M when only the node is known, g/7
+    for a MIG slice) x the seconds it held the GPU / the seconds the machine ran that hour. When
+    consumers together hold more than the hour (time-sliced GPUs), they split it in proportion. What
+    no job holds is idle, owned by the machine's own tags. So the consumers of a GPU-hour always add
+    up to its cost, to the last fraction of a cent.
+#}
+
+with
+
+intervals as (
+    select * from {{ ref('int_workloads__job_gpu_intervals') }}
+),
+
+gpu_hours as (
+    select * from {{ ref('int_attribution__gpu_hours') }}
+),
+
+consumer_hours as (
+    select * from {{ ref('int_telemetry__consumer_hours') }}
+),
+
+jobs as (
+    select * from {{ ref('int_workloads__jobs') }}
+),
+
+interval_hours as (
+    select
+        job_key,
+        gpu_uuid as gpu_id,
+        mig_instance_id,
+        share,
+        started_at,
+        ended_at,
+        unnest({{ hour_starts('started_at', 'ended_at') }}) as hour_start
+    from intervals
+    where ended_at > started_at
+),
+
+held as (
+    select
+        interval_hours.job_key,
+        interval_hours.gpu_id,
+        interval_hours.mig_instance_id,
+        interval_hours.hour_start,
+        max(interval_hours.share) as share,
+        sum(
+            {{ seconds_between(
+                'greatest(interval_hours.started_at, interval_hours.hour_start)',
+                'least(interval_hours.ended_at, interval_hours.hour_start + interval 1 hour)'
+            ) }}
+        ) as allocated_seconds
+    from interval_hours
+    group by all
+),
+
+-- the seconds each GPU-hour's consumers hold, weighted by their share
+demand as (
+    select
+        gpu_id,
+        hour_start,
+        sum(share * allocated_seconds) as weighted_seconds
+    from held
+    group by all
+),
+
+-- a job's measured use of its GPU (slice) in the hour, from the DCGM series that name it
+job_consumers as (
+    select
+        job_key,
+        case
+            when scheduler = 'kubernetes' then 'pod:' || namespace || '/' || name
+            else 'hpc_job:' || job_id
+        end as consumer_prefix
+    from jobs
+),
+
+job_usage as (
+    select
+        held.job_key,
+        held.gpu_id,
+        held.mig_instance_id,
+        held.hour_start,
+        sum(consumer_hours.busy_gpu_hours) as busy_gpu_hours,
+        sum(consumer_hours.util_pct_sum) as util_pct_sum,
+        sum(consumer_hours.util_samples) as util_samples,
+        max(consumer_hours.max_fb_used_mib) as max_fb_used_mib
+    from held
+    inner join job_consumers
+        on held.job_key = job_consumers.job_key
+    inner join consumer_hours
+        on
+            held.gpu_id = consumer_hours.gpu_uuid
+            and held.hour_start = consumer_hours.hour_start
+            and held.mig_instance_id is not distinct from consumer_hours.mig_instance_id
+            and (
+                consumer_hours.consumer = job_consumers.consumer_prefix
+                or starts_with(consumer_hours.consumer, job_consumers.consumer_prefix || '/')
+            )
+    group by all
+),
+
+job_rows as (
+    select
+        held.gpu_id,
+        held.mig_instance_id,
+        held.hour_start,
+        'job' as consumer_type,
+        held.job_key,
+        jobs.team,
+        jobs.project,
+        jobs.workload_class,
+        jobs.environment,
+        held.share,
+        held.allocated_seconds,
+        coalesce(job_usage.busy_gpu_hours, 0) as busy_gpu_hours,
+        job_usage.util_pct_sum,
+        job_usage.util_samples,
+        job_usage.max_fb_used_mib,
+        gpu_hours.effective_cost * held.share * held.allocated_seconds
+        / greatest(gpu_hours.provisioned_seconds, demand.weighted_seconds) as cost,
+        gpu_hours.energy_kwh * held.share * held.allocated_seconds
+        / greatest(gpu_hours.provisioned_seconds, demand.weighted_seconds) as energy_kwh
+    from held
+    inner join gpu_hours
+        on
+            held.gpu_id = gpu_hours.gpu_id
+            and held.hour_start = gpu_hours.hour_start
+    inner join demand
+        on
+            held.gpu_id = demand.gpu_id
+            and held.hour_start = demand.hour_start
+    inner join jobs
+        on held.job_key = jobs.job_key
+    left join job_usage
+        on
+            held.job_key = job_usage.job_key
+            and held.gpu_id = job_usage.gpu_id
+            and held.hour_start = job_usage.hour_start
+            and held.mig_instance_id is not distinct from job_usage.mig_instance_id
+),
+
+job_totals as (
+    select
+        gpu_id,
+        hour_start,
+        sum(cost) as cost,
+        sum(share * allocated_seconds) as weighted_seconds,
+        sum(busy_gpu_hours) as busy_gpu_hours,
+        sum(energy_kwh) as energy_kwh
+    from job_rows
+    group by all
+),
+
+idle_rows as (
+    select
+        gpu_hours.gpu_id,
+        cast(null as integer) as mig_instance_id,
+        gpu_hours.hour_start,
+        'idle' as consumer_type,
+        cast(null as varchar) as job_key,
+        gpu_hours.owner_team as team,
+        gpu_hours.owner_project as project,
+        cast(null as varchar) as workload_class,
+        gpu_hours.owner_environment as environment,
+        greatest(0, 1 - coalesce(job_totals.weighted_seconds, 0) / nullif(gpu_hours.provisioned_seconds, 0))
+            as share,
+        greatest(0, gpu_hours.provisioned_seconds - coalesce(job_totals.weighted_seconds, 0))
+            as allocated_seconds,
+        greatest(0, gpu_hours.busy_gpu_hours - coalesce(job_totals.busy_gpu_hours, 0)) as busy_gpu_hours,
+        cast(null as double) as util_pct_sum,
+        cast(null as bigint) as util_samples,
+        cast(null as bigint) as max_fb_used_mib,
+        gpu_hours.effective_cost - coalesce(job_totals.cost, 0) as cost,
+        gpu_hours.energy_kwh - coalesce(job_totals.energy_kwh, 0) as energy_kwh
+    from gpu_hours
+    left join job_totals
+        on
+            gpu_hours.gpu_id = job_totals.gpu_id
+            and gpu_hours.hour_start = job_totals.hour_start
+),
+
+final as (
+    select * from job_rows
+    union all
+    select * from idle_rows
+)
+
+select * from final
