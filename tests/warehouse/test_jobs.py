@@ -75,21 +75,14 @@ def test_job_attributes_equal_ground_truth(con, column):
     assert not differ, differ[:10]
 
 
-def test_capacity_type_equals_ground_truth_where_node_labels_can_say_it(con):
+def test_capacity_type_equals_ground_truth(con):
+    """Node labels say spot or on-demand; the bill says when a reservation (RI, Azure reservation) covers it."""
     differ = _rows(
         con,
         f"select gt.job_key, gt.capacity_type, d.capacity_type {MATCH} "
         "where gt.capacity_type is distinct from d.capacity_type",
     )
-    # An Azure reservation is a billing construct: AKS node labels cannot say 'reserved' (see below).
-    known = [r for r in differ if r[0].startswith("kubernetes:aks-") and r[1:] == ("reserved", "on_demand")]
-    assert differ == known, differ[:10]
-
-
-@pytest.mark.xfail(strict=True, reason="Azure reserved capacity is in billing only, not in AKS node labels")
-def test_azure_reserved_capacity_is_known(con):
-    differ = _rows(con, f"select gt.job_key {MATCH} where gt.capacity_type is distinct from d.capacity_type")
-    assert not differ
+    assert not differ, differ[:10]
 
 
 def test_attempts_group_into_runs_like_ground_truth(con):

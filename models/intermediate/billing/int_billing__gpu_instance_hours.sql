@@ -62,6 +62,7 @@ line_hours as (
         PricingCategory as focus_pricing_category,
         x_PricingCategory as provider_pricing_category,
         CommitmentDiscountId as commitment_id,
+        CommitmentDiscountType as commitment_type,
         BilledCost * hour_share as billed_cost,
         EffectiveCost * hour_share as effective_cost,
         ListCost * hour_share as list_cost,
@@ -106,6 +107,7 @@ final as (
             else 'Standard'
         end as pricing_category,
         max(commitment_id) as commitment_id,
+        max(commitment_type) as commitment_type,
         -- costs
         cast(sum(billed_cost) as decimal(38, 10)) as billed_cost,
         cast(sum(effective_cost) as decimal(38, 10)) as effective_cost,

@@ -42,6 +42,13 @@ instance_catalogue as (
     select * from {{ ref('gpu_instance_catalogue') }}
 ),
 
+-- node labels cannot say that a reservation (an AWS RI, an Azure reservation) covers a machine; its bill can
+reserved_instances as (
+    select distinct lower(instance_id) as instance_key
+    from {{ ref('int_billing__gpu_instance_hours') }}
+    where commitment_type = 'Reservation'
+),
+
 node_incarnations as (
     select
         cluster,
@@ -125,7 +132,10 @@ pod_jobs as (
             else 'batch'
         end as heuristic_workload_class,
         pods.pod_namespace as environment_hint,
-        pod_nodes.capacity_type,
+        case
+            when reserved_instances.instance_key is not null then 'reserved'
+            else pod_nodes.capacity_type
+        end as capacity_type,
         coalesce(
             instance_catalogue.gpu_model,
             product_models.gpu_model,
@@ -148,6 +158,8 @@ pod_jobs as (
     from pods
     left join pod_nodes
         on pods.job_key = pod_nodes.job_key
+    left join reserved_instances
+        on lower(pod_nodes.instance_id) = reserved_instances.instance_key
     left join instance_catalogue
         on pod_nodes.instance_type = instance_catalogue.instance_type
     left join gpu_models as product_models

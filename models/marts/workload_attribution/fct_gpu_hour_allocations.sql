@@ -1,0 +1,32 @@
+-- grain: one row per gpu_id x mig_instance_id x clock hour x consumer (a job attempt, or idle)
+with
+
+allocations as (
+    select * from {{ ref('int_attribution__allocations') }}
+),
+
+final as (
+    select
+        -- ids
+        gpu_id,
+        mig_instance_id,
+        coalesce(job_key, 'idle') as consumer,
+        job_key,
+        -- dimensions
+        consumer_type,
+        team,
+        project,
+        workload_class,
+        environment,
+        -- numerics
+        share,
+        allocated_seconds,
+        busy_gpu_hours,
+        energy_kwh,
+        {{ money('cost') }} as cost,
+        -- timestamps
+        hour_start
+    from allocations
+)
+
+select * from final

@@ -1,0 +1,87 @@
+"""GPU-hour costs, their split among jobs and idle, and the reconciliation, against the ground truth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+
+@pytest.fixture(scope="module")
+def con(warehouse: Path):
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        yield connection
+
+
+def _truth(sim: Path, name: str) -> pl.DataFrame:
+    return pl.read_csv(sim / "ground_truth" / name, try_parse_dates=True)
+
+
+def test_every_gpu_hour_costs_what_the_ground_truth_says(con, sim: Path):
+    truth = _truth(sim, "gpu_hours.csv").select(
+        "gpu_uuid",
+        "instance_id",
+        pl.col("hour_start").dt.replace_time_zone("UTC"),
+        "effective_cost",
+        "energy_kwh",
+    )
+    gpus = con.sql("select gpu_id, gpu_uuid, instance_id, gpu_index from marts.dim_gpus").pl()
+    # a GPU without telemetry has no UUID in the warehouse: it is its instance's <instance>:<index>
+    unmonitored = (
+        truth.join(gpus.filter(pl.col("gpu_uuid").is_null()), on="instance_id")
+        .select("gpu_uuid", "gpu_id")
+        .unique("gpu_uuid")
+    )
+    truth = truth.join(unmonitored, on="gpu_uuid", how="left").with_columns(
+        pl.coalesce("gpu_id", "gpu_uuid").alias("gpu_id")
+    )
+    built = (
+        con.sql(
+            "select gpu_id, hour_start, effective_cost::double as cost, energy_kwh "
+            "from marts.fct_gpu_hours where is_billed"
+        )
+        .pl()
+        .with_columns(pl.col("hour_start").dt.convert_time_zone("UTC"))
+    )
+    joined = truth.join(built, on=["gpu_id", "hour_start"], how="full", coalesce=True)
+    assert joined.filter(pl.col("cost").is_null() | pl.col("effective_cost").is_null()).height == 0
+    assert (joined["cost"] - joined["effective_cost"]).abs().max() < 1e-6
+    assert joined["cost"].sum() == pytest.approx(joined["effective_cost"].sum(), abs=0.01)
+
+
+def test_each_gpu_hours_consumers_add_up_to_its_cost(con):
+    bad = con.sql("""
+        select h.gpu_id, h.hour_start, h.effective_cost, sum(a.cost) as consumers
+        from marts.fct_gpu_hours h join marts.fct_gpu_hour_allocations a using (gpu_id, hour_start)
+        group by all having abs(h.effective_cost - sum(a.cost)) > 0.000001
+    """).fetchall()
+    assert not bad, bad[:5]
+    negative_idle = con.sql(
+        "select count(*) from marts.fct_gpu_hour_allocations where consumer_type = 'idle' and cost < -0.000001"
+    ).fetchall()[0][0]
+    assert negative_idle == 0
+
+
+def test_reconciliation_equals_the_ground_truth_to_the_cent(con, sim: Path):
+    truth = _truth(sim, "reconciliation.csv").with_columns(pl.col("billing_period").cast(pl.Utf8))
+    built = con.sql(
+        "select * exclude (billed_gpu_cost, measured_power_cost) from marts.fct_cost_reconciliation"
+    ).pl()
+    joined = truth.join(built, on=["billing_period", "provider", "account_id"], how="full", coalesce=True)
+    assert joined.height == truth.height, "one row per billing period, provider and account, no more"
+    for truth_column, built_column in (
+        ("gpu_cost", "gpu_hours_cost"),
+        ("job_cost_allocated", "job_cost_allocated"),
+        ("job_cost_unallocated", "job_cost_unallocated"),
+        ("idle_cost", "idle_cost"),
+        ("unused_commitment_cost", "unused_commitment_cost"),
+    ):
+        gaps = (joined[truth_column] - joined[built_column].cast(pl.Float64)).abs()
+        assert gaps.max() < 0.01, (
+            truth_column,
+            joined.select("provider", "account_id", truth_column, built_column),
+        )
+    for difference in ("billing_vs_gpu_hours_difference", "gpu_hours_vs_consumers_difference"):
+        assert joined[difference].cast(pl.Float64).abs().max() < 0.01
