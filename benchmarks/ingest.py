@@ -27,13 +27,16 @@ import duckdb
 
 FLOOR = """
 import sys, duckdb
+from pathlib import Path
+from ingest.sniff import content_size
 con = duckdb.connect()
 cols = ("{'status': 'VARCHAR', 'data': 'STRUCT(resultType VARCHAR, "
         "result STRUCT(metric JSON, \\"values\\" VARCHAR[][])[])'}")
 n = 0
 for path in sys.argv[1:]:
     query = (f"select sum(len(r.values)) from (select unnest(data.result) as r from read_json('{path}', "
-             f"columns={cols}, format='unstructured', maximum_object_size=4294967295))")
+             f"columns={cols}, format='unstructured', "
+             f"maximum_object_size={content_size(Path(path)) + 1024}))")
     n += con.sql(query).fetchall()[0][0] or 0
 print(n)
 """

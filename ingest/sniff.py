@@ -19,6 +19,20 @@ def is_gzip(path: Path) -> bool:
         return f.read(2) == GZIP_MAGIC
 
 
+def content_size(path: Path) -> int:
+    """Bytes of the file's content once gunzipped: gzip's trailer records it (modulo 4 GiB)."""
+    size = path.stat().st_size
+    if not is_gzip(path):
+        return size
+    with path.open("rb") as f:
+        f.seek(-4, 2)
+        recorded = int.from_bytes(f.read(4), "little")
+    # a member over 4 GiB wraps around; the content is at least as large as the compressed file
+    while recorded < size:
+        recorded += 1 << 32
+    return recorded
+
+
 def open_binary(path: Path) -> BinaryIO:
     """The file's bytes, gunzipped transparently."""
     return gzip.open(path, "rb") if is_gzip(path) else path.open("rb")

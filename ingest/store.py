@@ -7,12 +7,14 @@ one transaction per file, so a crash or kill mid-file leaves no trace of it.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
+MEMORY_LIMIT = os.environ.get("GPU_LEDGER_MEMORY_LIMIT", "2GB")
 MANIFEST = "raw.ingest_manifest"
 MANIFEST_DDL = f"""
 create table if not exists {MANIFEST} (
@@ -40,7 +42,11 @@ class RawStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.con = duckdb.connect(str(path))
+        # DuckDB would otherwise keep up to 80 % of RAM of table pages cached as the store grows;
+        # a fixed budget keeps ingest's memory flat however much telemetry is landed
+        self.con = duckdb.connect(
+            str(path), config={"memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False}
+        )
         self.con.sql("create schema if not exists raw")
         self.con.sql(MANIFEST_DDL)
 

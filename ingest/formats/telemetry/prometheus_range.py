@@ -11,7 +11,7 @@ import re
 
 from ingest import telemetry
 from ingest.base import Format, LoadContext
-from ingest.sniff import Sniff, is_gzip
+from ingest.sniff import Sniff, content_size, is_gzip
 
 _MATRIX = re.compile(r'"resultType"\s*:\s*"matrix"')
 
@@ -32,7 +32,7 @@ def load(ctx: LoadContext) -> None:
         con.sql(
             f"create or replace temp table _doc as select status, data from read_json($path, "
             f"columns={columns}, format='unstructured', compression='{compression}', "
-            "maximum_object_size=4294967295)",
+            f"maximum_object_size={content_size(ctx.path) + 1024})",
             params={"path": str(ctx.path)},
         )
     except Exception as exc:  # DuckDB names the JSON problem; we name the file
