@@ -1,0 +1,87 @@
+-- grain: one row per training run (run_key)
+{#-
+    The true cost of a training run across its attempts (retries after spot reclaims, requeues,
+    failures). A run is a run_key whose attempts include training work; team and project are its
+    first attempt's. interruption_overhead_pct = 100 x interrupted_attempts_cost /
+    completed_attempt_cost: what the interruptions added on top of the attempt that finished; null
+    while no attempt has completed (or the completed attempts cost nothing).
+#}
+
+with
+
+job_costs as (
+    select * from {{ ref('fct_job_costs') }}
+),
+
+training_runs as (
+    select distinct run_key
+    from job_costs
+    where workload_class = 'training'
+),
+
+attempts as (
+    select
+        job_costs.*,
+        row_number() over (partition by job_costs.run_key order by job_costs.attempt, job_costs.job_key)
+            as attempt_order
+    from job_costs
+    inner join training_runs
+        on job_costs.run_key = training_runs.run_key
+),
+
+first_attempts as (
+    select
+        run_key,
+        team,
+        project
+    from attempts
+    where attempt_order = 1
+),
+
+runs as (
+    select
+        run_key,
+        count(*) as attempts,
+        count(case when end_reason = 'interrupted' then 1 end) as interrupted_attempts,
+        count(case when end_reason = 'completed' then 1 end) > 0 as completed,
+        sum(case when end_reason = 'completed' then cost else 0 end) as completed_attempt_cost,
+        sum(case when end_reason = 'interrupted' then cost else 0 end) as interrupted_attempts_cost,
+        sum(cost) as true_cost,
+        min(started_at) as first_started_at,
+        -- a run with an attempt still running or waiting has not ended
+        case when count(*) = count(ended_at) then max(ended_at) end as last_ended_at
+    from attempts
+    group by run_key
+),
+
+final as (
+    select
+        -- ids
+        runs.run_key,
+        -- dimensions
+        first_attempts.team,
+        first_attempts.project,
+        -- counts
+        cast(runs.attempts as integer) as attempts,
+        cast(runs.interrupted_attempts as integer) as interrupted_attempts,
+        runs.completed,
+        -- money
+        {{ money('runs.completed_attempt_cost') }} as completed_attempt_cost,
+        {{ money('runs.interrupted_attempts_cost') }} as interrupted_attempts_cost,
+        {{ money('runs.true_cost') }} as true_cost,
+        cast(
+            case
+                when runs.completed
+                    then 100 * cast(runs.interrupted_attempts_cost as double)
+                    / nullif(cast(runs.completed_attempt_cost as double), 0)
+            end as double
+        ) as interruption_overhead_pct,
+        -- timestamps
+        runs.first_started_at,
+        runs.last_ended_at
+    from runs
+    inner join first_attempts
+        on runs.run_key = first_attempts.run_key
+)
+
+select * from final
