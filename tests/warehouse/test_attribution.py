@@ -59,7 +59,8 @@ def test_each_gpu_hours_consumers_add_up_to_its_cost(con):
     """).fetchall()
     assert not bad, bad[:5]
     negative_idle = con.sql(
-        "select count(*) from marts.fct_gpu_hour_allocations where consumer_type = 'idle' and cost < -0.000001"
+        "select count(*) from marts.fct_gpu_hour_allocations "
+        "where consumer_type = 'idle' and cost < -0.000001"
     ).fetchall()[0][0]
     assert negative_idle == 0
 

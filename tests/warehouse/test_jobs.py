@@ -76,7 +76,7 @@ def test_job_attributes_equal_ground_truth(con, column):
 
 
 def test_capacity_type_equals_ground_truth(con):
-    """Node labels say spot or on-demand; the bill says when a reservation (RI, Azure reservation) covers it."""
+    """Node labels say spot or on-demand; the bill says when a reservation covers the machine."""
     differ = _rows(
         con,
         f"select gt.job_key, gt.capacity_type, d.capacity_type {MATCH} "
