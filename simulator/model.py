@@ -187,6 +187,8 @@ ONPREM_ASSETS_SCHEMA = {
     "pue": pl.Float64,
     "electricity_price_per_kwh": pl.Float64,
     "currency": pl.Utf8,
+    "owner_team": pl.Utf8,  # who owns the server's idle time (as a cloud instance's team tag would)
+    "owner_project": pl.Utf8,
 }
 
 SPOT_INTERRUPTIONS_SCHEMA = {

@@ -326,6 +326,8 @@ def onprem_assets(instances: pl.DataFrame) -> pl.DataFrame:
                 "pue": PUE,
                 "electricity_price_per_kwh": ELECTRICITY_USD_PER_KWH,
                 "currency": "USD",
+                "owner_team": inst["tag_team"],
+                "owner_project": inst["tag_project"],
             }
         )
     from simulator.model import ONPREM_ASSETS_SCHEMA

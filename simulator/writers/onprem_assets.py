@@ -24,6 +24,8 @@ decimals, never scientific notation, `.` as decimal mark; an empty field is unkn
 | pue | decimal | ratio (≥ 1) | power usage effectiveness: facility energy / IT energy |
 | electricity_price_per_kwh | decimal | currency / kWh | price of energy at the site |
 | currency | text | ISO 4217 | currency of every money column in the row |
+| owner_team | text | | team that owns the server's idle time (optional; like a cloud instance's `team` tag) |
+| owner_project | text | | project charged for the server's idle time (optional) |
 
 Hourly cost of a server (what the warehouse derives): purchase_price / depreciation_months spread
 over the hours of each month while depreciating, plus (facility + staff) per month spread over the

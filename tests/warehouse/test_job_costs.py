@@ -284,36 +284,8 @@ def test_idle_cost_per_day_equals_ground_truth(con):
     assert not differ, differ
 
 
-def test_idle_cost_per_team_day_equals_ground_truth_on_tagged_cloud_machines(con):
-    # On-prem machines are left out here: see the xfail below.
-    differ = _rows(
-        con,
-        f"""
-        with truth as (
-            select day, team, project, cost from gt_days
-            where consumer_type = 'idle' and team not in ('platform', 'unallocated')
-        ),
-        ours as (
-            select day, team, project, sum(cast(cost as double)) as cost from marts.fct_cost_by_owner_daily
-            where workload_class = 'idle' and team not in ('platform', 'unallocated')
-            group by all
-        )
-        select coalesce(t.day, o.day), coalesce(t.team, o.team), coalesce(t.project, o.project),
-            t.cost, o.cost
-        from truth as t
-        full join ours as o on t.day = o.day and t.team = o.team and t.project = o.project
-        where t.day is null or o.day is null or abs(t.cost - o.cost) >= {CENT}
-        """,
-    )
-    assert not differ, differ[:10]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the simulator owns on-prem idle by the pool's team (platform), but the asset register "
-    "carries no owner, so the warehouse shows it as unallocated",
-)
 def test_idle_cost_per_team_day_equals_ground_truth(con):
+    """Idle belongs to the machine's owner: a cloud instance's team tag, an on-prem server's owner."""
     differ = _rows(
         con,
         f"""

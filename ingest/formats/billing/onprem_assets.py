@@ -5,7 +5,8 @@ Owned servers have no bill; the register is what finance knows to cost their hou
 checked harder than a cloud bill's: every column of the schema must be present, `asset_id` must be
 unique and filled, money, counts and months must not be negative, `gpu_count` and
 `depreciation_months` are whole numbers, `pue` is at least 1. Types: counts BIGINT, money and ratios
-DOUBLE, `purchase_date` DATE, the rest VARCHAR; unknown extra columns are kept as text.
+DOUBLE, `purchase_date` DATE, the rest VARCHAR; the optional `owner_team` and `owner_project` (who owns
+a server's idle time) and any unknown extra columns are kept as text.
 
 Restatement: the register is a snapshot of the sites it lists, so a newer register of the same sites
 replaces the older: scope `onprem_assets/<sorted distinct site>`, version the file's modification time.

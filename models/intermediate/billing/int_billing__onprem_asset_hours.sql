@@ -42,6 +42,8 @@ final as (
         gpu_model,
         gpu_count,
         currency,
+        owner_team,
+        owner_project,
         -- flags
         {{ utc_date('hour_start') }} < depreciated_on as is_depreciating,
         -- costs

@@ -64,7 +64,11 @@ final as (
         cluster_name as SubAccountId,
         cluster_name as SubAccountName,
         'Cluster' as SubAccountType,
-        cast(map() as map(varchar, varchar)) as Tags,
+        -- the register's owner plays the part a cloud instance's tags play
+        map_from_entries(list_filter(
+            [{'key': 'team', 'value': owner_team}, {'key': 'project', 'value': owner_project}],
+            lambda entry: entry.value is not null
+        )) as Tags,
         -- extensions
         'onprem_assets' as x_Source,
         load_id as x_LoadId,

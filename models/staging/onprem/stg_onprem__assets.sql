@@ -13,6 +13,8 @@ renamed as (
         vendor_model,
         gpu_model,
         currency,
+        owner_team,
+        owner_project,
         -- numerics
         cast(gpu_count as integer) as gpu_count,
         purchase_price as purchase_cost,
