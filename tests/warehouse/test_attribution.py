@@ -86,3 +86,14 @@ def test_reconciliation_equals_the_ground_truth_to_the_cent(con, sim: Path):
         )
     for difference in ("billing_vs_gpu_hours_difference", "gpu_hours_vs_consumers_difference"):
         assert joined[difference].cast(pl.Float64).abs().max() < 0.01
+
+
+def test_spot_interruptions_carry_the_cost_of_the_attempts_they_killed(con, sim: Path):
+    truth = _truth(sim, "jobs.csv").filter(
+        (pl.col("end_reason") == "interrupted") & (pl.col("scheduler") == "kubernetes")
+    )
+    killed = con.sql(
+        "select sum(killed_attempts)::int, sum(killed_attempts_cost)::double from marts.fct_spot_interruptions"
+    ).fetchall()[0]
+    assert killed[0] == truth.height
+    assert killed[1] == pytest.approx(truth["cost"].sum(), abs=0.01)

@@ -5,7 +5,13 @@
     'interrupted' between the warning and `spot_interruption_kill_window_minutes` (default 10) after it.
     GPU-seconds are the killed attempts' held GPU time × share (int_workloads__job_gpu_intervals).
 #}
-with events as (
+with
+
+job_costs as (
+    select * from {{ ref('fct_job_costs') }}
+),
+
+ events as (
     select * from {{ ref('stg_aws_events__events') }}
 ),
 
@@ -54,7 +60,8 @@ killed as (
     select
         warnings.event_id,
         jobs.job_key,
-        coalesce(job_gpu_seconds.gpu_seconds, 0) as gpu_seconds
+        coalesce(job_gpu_seconds.gpu_seconds, 0) as gpu_seconds,
+        coalesce(job_costs.cost, 0) as cost
     from warnings
     inner join instance_nodes
         on warnings.instance_id = instance_nodes.instance_id
@@ -67,6 +74,8 @@ killed as (
             + to_minutes(cast({{ var('spot_interruption_kill_window_minutes', 10) }} as bigint))
     left join job_gpu_seconds
         on jobs.job_key = job_gpu_seconds.job_key
+    left join job_costs
+        on jobs.job_key = job_costs.job_key
 ),
 
 killed_per_warning as (
@@ -74,7 +83,8 @@ killed_per_warning as (
         event_id,
         {{ workloads_list_agg('job_key') }} as killed_job_keys,
         count(*) as killed_attempts,
-        sum(gpu_seconds) as killed_gpu_seconds
+        sum(gpu_seconds) as killed_gpu_seconds,
+        sum(cost) as killed_attempts_cost
     from killed
     group by 1
 ),
@@ -96,6 +106,7 @@ final as (
         coalesce(killed_per_warning.killed_job_keys, {{ workloads_empty_list() }}) as killed_job_keys,
         cast(coalesce(killed_per_warning.killed_attempts, 0) as integer) as killed_attempts,
         cast(coalesce(killed_per_warning.killed_gpu_seconds, 0) as double) as killed_gpu_seconds,
+        {{ money('coalesce(killed_per_warning.killed_attempts_cost, 0)') }} as killed_attempts_cost,
         -- timestamps
         warnings.event_at as warning_at
     from warnings
