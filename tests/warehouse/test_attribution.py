@@ -93,7 +93,8 @@ def test_spot_interruptions_carry_the_cost_of_the_attempts_they_killed(con, sim:
         (pl.col("end_reason") == "interrupted") & (pl.col("scheduler") == "kubernetes")
     )
     killed = con.sql(
-        "select sum(killed_attempts)::int, sum(killed_attempts_cost)::double from marts.fct_spot_interruptions"
+        "select sum(killed_attempts)::int, sum(killed_attempts_cost)::double "
+        "from marts.fct_spot_interruptions"
     ).fetchall()[0]
     assert killed[0] == truth.height
     assert killed[1] == pytest.approx(truth["cost"].sum(), abs=0.01)
