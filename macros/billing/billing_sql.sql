@@ -74,14 +74,6 @@
     )
 {%- endmacro %}
 
-{#- Seconds between two timestamps. -#}
-{% macro seconds_between(start_ts, end_ts) -%}
-    {{ return(adapter.dispatch('seconds_between', 'gpu_ledger')(start_ts, end_ts)) }}
-{%- endmacro %}
-{% macro default__seconds_between(start_ts, end_ts) -%}
-    (epoch({{ end_ts }}) - epoch({{ start_ts }}))
-{%- endmacro %}
-
 {#- A map(varchar, varchar) as a JSON object (FOCUS Tags). -#}
 {% macro map_to_json(map_column) -%}
     {{ return(adapter.dispatch('map_to_json', 'gpu_ledger')(map_column)) }}

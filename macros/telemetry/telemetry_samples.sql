@@ -70,7 +70,7 @@ deduplicated as (
 gaps as (
     select
         series_id,
-        cast(round({{ telemetry_seconds_between(
+        cast(round({{ seconds_between(
             'lag(sampled_at) over (partition by series_id order by sampled_at)', 'sampled_at'
         ) }}) as integer) as gap_seconds
     from deduplicated

@@ -17,20 +17,6 @@
 {%- endmacro %}
 
 
-{#- Seconds from instant a to instant b, with millisecond precision (a double). -#}
-{% macro telemetry_seconds_between(a, b) -%}
-    {{ return(adapter.dispatch('telemetry_seconds_between', 'gpu_ledger')(a, b)) }}
-{%- endmacro %}
-
-{% macro default__telemetry_seconds_between(a, b) -%}
-    {{ dbt.datediff(a, b, 'millisecond') }} / 1000.0
-{%- endmacro %}
-
-{% macro duckdb__telemetry_seconds_between(a, b) -%}
-    ((epoch_ms({{ b }}) - epoch_ms({{ a }})) / 1000.0)
-{%- endmacro %}
-
-
 {#- Compute slices (g of 7) of a MIG profile name, read from its `<g>g` prefix (`7g.79gb` -> 7);
     null when the name has no such prefix. -#}
 {% macro telemetry_mig_compute_slices(profile) -%}

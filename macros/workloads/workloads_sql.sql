@@ -36,14 +36,6 @@
     try_cast(nullif(regexp_extract({{ text }}, '{{ pattern }}', 1), '') as integer)
 {%- endmacro %}
 
-{#- Seconds between two timestamps, as a double. -#}
-{% macro workloads_seconds_between(started_at, ended_at) -%}
-    {{ return(adapter.dispatch('workloads_seconds_between', 'gpu_ledger')(started_at, ended_at)) }}
-{%- endmacro %}
-{% macro default__workloads_seconds_between(started_at, ended_at) -%}
-    (epoch_ms({{ ended_at }}) - epoch_ms({{ started_at }})) / 1000.0
-{%- endmacro %}
-
 {#- A timestamp plus a number of seconds. -#}
 {% macro workloads_add_seconds(ts, seconds) -%}
     {{ return(adapter.dispatch('workloads_add_seconds', 'gpu_ledger')(ts, seconds)) }}

@@ -226,8 +226,8 @@ node_candidates as (
             order by
                 greatest(
                     0,
-                    {{ telemetry_seconds_between('monitored_gpus.last_seen_at', 'cloud_machines.first_seen_at') }},
-                    {{ telemetry_seconds_between('cloud_machines.last_seen_at', 'monitored_gpus.first_seen_at') }}
+                    {{ seconds_between('monitored_gpus.last_seen_at', 'cloud_machines.first_seen_at') }},
+                    {{ seconds_between('cloud_machines.last_seen_at', 'monitored_gpus.first_seen_at') }}
                 ),
                 cloud_machines.last_seen_at desc
         ) as match_rank

@@ -51,7 +51,7 @@ instance_nodes as (
 job_gpu_seconds as (
     select
         job_key,
-        sum({{ workloads_seconds_between('started_at', 'ended_at') }} * share) as gpu_seconds
+        sum({{ seconds_between('started_at', 'ended_at') }} * share) as gpu_seconds
     from intervals
     group by 1
 ),
