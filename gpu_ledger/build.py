@@ -35,6 +35,7 @@ class BuildResult:
 
 
 def build(home: Home, *, project_dir: Path = PROJECT_DIR, full_refresh: bool = False) -> BuildResult:
+    home = Home(home.root.resolve())  # dbt runs inside the home: every path it is given must be absolute
     home.root.mkdir(parents=True, exist_ok=True)
     RawStore(home.raw_db).close()  # an empty landed store still builds: every source is then absent
     work = home.root / "work.duckdb"

@@ -53,3 +53,11 @@ def test_a_reader_of_the_published_warehouse_does_not_block_a_build(tmp_path: Pa
     with duckdb.connect(str(home.warehouse), read_only=True) as reader:
         assert build(home).success
         assert reader.sql("select count(*) from reference.gpu_models").fetchall()[0][0] > 0
+
+
+def test_a_relative_home_builds(tmp_path: Path, monkeypatch):
+    """`make demo` uses the default ./.gpu-ledger: a relative home must work as well as an absolute one."""
+    monkeypatch.chdir(tmp_path)
+    result = build(Home(Path(".gpu-ledger")))
+    assert result.success, result.output[-2000:]
+    assert (tmp_path / ".gpu-ledger" / "warehouse.duckdb").exists()
