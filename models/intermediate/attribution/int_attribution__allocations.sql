@@ -34,7 +34,7 @@ interval_hours as (
         share,
         started_at,
         ended_at,
-        unnest({{ hour_starts('started_at', 'ended_at') }}) as hour_start
+        {{ unnest_hour_starts('started_at', 'ended_at') }} as hour_start
     from intervals
     where ended_at > started_at
 ),
@@ -97,7 +97,7 @@ job_usage as (
             and held.mig_instance_id is not distinct from consumer_hours.mig_instance_id
             and (
                 consumer_hours.consumer = job_consumers.consumer_prefix
-                or starts_with(consumer_hours.consumer, job_consumers.consumer_prefix || '/')
+                or consumer_hours.consumer like job_consumers.consumer_prefix || '/%'
             )
     group by all
 ),
