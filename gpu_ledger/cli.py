@@ -359,7 +359,34 @@ def _status(home: Path) -> int:
             f"{g.group:<11} {g.files:,} files, {g.rows:,} rows ({', '.join(g.formats)}){rejected}, "
             f"last loaded {g.last_loaded_at:%Y-%m-%d %H:%M} UTC{span}"
         )
+    _print_reconciliation(Home(home))
     return 0
+
+
+def _print_reconciliation(home: Home) -> None:
+    """The published warehouse's reconciliation: every GPU dollar attributed once, per provider."""
+    from gpu_ledger.warehouse import WarehouseMissing, query
+
+    try:
+        rows = query(
+            home.warehouse,
+            """
+            select provider, sum(gpu_hours_cost)::double as gpu, sum(job_cost_allocated)::double as jobs,
+                   sum(job_cost_unallocated)::double as unallocated, sum(idle_cost)::double as idle,
+                   max(abs(billing_vs_gpu_hours_difference) + abs(gpu_hours_vs_consumers_difference))::double
+                       as worst_gap
+            from marts.fct_cost_reconciliation group by all order by all
+            """,
+        )
+    except WarehouseMissing:
+        print("warehouse   not built yet: run gpu-ledger build")
+        return
+    for r in rows.iter_rows(named=True):
+        verdict = "reconciled" if r["worst_gap"] < 0.01 else f"OFF by up to {r['worst_gap']:,.2f}"
+        print(
+            f"{'cost':<11} {r['provider']}: {r['gpu']:,.2f} GPU cost = jobs {r['jobs']:,.2f} + unallocated "
+            f"{r['unallocated']:,.2f} + idle {r['idle']:,.2f} ({verdict})"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

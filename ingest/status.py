@@ -11,7 +11,7 @@ from ingest.store import MANIFEST, RawStore
 WITHOUT = {
     "billing": "no costs: marts show usage only",
     "telemetry": "no utilisation: GPUs count as unmonitored, idle periods cannot be measured",
-    "schedulers": "no jobs: all GPU time is idle or owned by instance tags",
+    "scheduler": "no jobs: all GPU time is idle or owned by instance tags",
     "events": "no spot interruption events: interruptions are inferred from jobs only",
     "business": "no requests, deployments or value: no ROI or unit economics",
 }

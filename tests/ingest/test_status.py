@@ -18,7 +18,18 @@ def test_status_reports_loaded_and_missing_groups(sim: Path, tmp_path: Path, cap
     assert f"telemetry   {len(outcomes)} files, {rows:,} rows (prometheus_query_range)" in lines["telemetry"]
     assert "data 2026-10-01 00:00 to 2026-10-08 23:55 UTC" in lines["telemetry"]
     assert lines["billing"] == "billing     missing: no costs: marts show usage only"
-    assert lines["schedulers"].startswith("schedulers  missing: no jobs")
+    assert lines["scheduler"].startswith("scheduler   missing: no jobs")
+
+
+def test_status_names_every_group_that_landed(sim: Path, tmp_path: Path, capsys):
+    from simulator.generate import INPUT_FOLDERS
+
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        ingest([sim / name for name in INPUT_FOLDERS], store, progress=False)
+    assert main(["status", "--home", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "missing" not in out
+    assert "warehouse   not built yet" in out
 
 
 def test_status_of_an_empty_home_says_how_to_start(tmp_path: Path, capsys):

@@ -98,3 +98,12 @@ def test_spot_interruptions_carry_the_cost_of_the_attempts_they_killed(con, sim:
     ).fetchall()[0]
     assert killed[0] == truth.height
     assert killed[1] == pytest.approx(truth["cost"].sum(), abs=0.01)
+
+
+def test_status_reports_the_reconciliation(warehouse: Path, capsys):
+    from gpu_ledger.cli import main
+
+    assert main(["status", "--home", str(warehouse.parent)]) == 0
+    cost_lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("cost ")]
+    assert {line.split()[1] for line in cost_lines} == {"aws:", "azure:", "onprem:"}
+    assert all(line.endswith("(reconciled)") for line in cost_lines)
