@@ -10,12 +10,8 @@ from pathlib import Path
 from gpu_ledger import __version__
 from gpu_ledger.home import DEFAULT_HOME, Home
 
+
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
-NOT_BUILT = {
-    "app": ("serve the Streamlit reports", "app"),
-}
-
-
 def home_dir(value: str | None) -> Path:
     """--home, else $GPU_LEDGER_HOME, else ./.gpu-ledger."""
     return Home.resolve(value).root
@@ -72,9 +68,14 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = sub.add_parser("demo", parents=[common], help="simulate a fleet and run every built stage on it")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="simulate a fleet, ingest, validate and build it, then serve the app"
+    )
     _add_simulation_options(demo, gpus=96, days=30, interval=60)
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
+    demo.add_argument("--no-app", action="store_true", help="stop after the build instead of serving the app")
+    demo.add_argument("--port", type=int, default=8501, help="port the app serves on (default 8501)")
+    demo.add_argument("--address", default="127.0.0.1", help="address the app binds (default 127.0.0.1)")
 
     sim = sub.add_parser(
         "simulate",
@@ -160,8 +161,12 @@ def parser() -> argparse.ArgumentParser:
     )
     prom.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    for name, (help_text, _) in NOT_BUILT.items():
-        sub.add_parser(name, parents=[common], help=f"{help_text} (not built yet)")
+    app = sub.add_parser(
+        "app", parents=[common], help="serve the Streamlit reports over the published warehouse"
+    )
+    app.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
+    app.add_argument("--address", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+
     return top
 
 
@@ -263,6 +268,36 @@ def _build(args: argparse.Namespace, home: Path) -> int:
     return 0
 
 
+def _app(args: argparse.Namespace, home: Path) -> int:
+    """Serve the reports; the app reads <home>/warehouse.duckdb read-only and never blocks a build."""
+    import os
+    import subprocess
+
+    from gpu_ledger.build import PROJECT_DIR
+
+    print(f"GPU Ledger reports on http://{args.address}:{args.port} (Ctrl+C to stop)")
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(PROJECT_DIR / "app" / "streamlit_app.py"),
+        "--server.headless",
+        "true",
+        "--server.address",
+        args.address,
+        "--server.port",
+        str(args.port),
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    env = {**os.environ, "GPU_LEDGER_HOME": str(Path(home).resolve())}
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
 def _sql(args: argparse.Namespace, home: Path) -> int:
     import duckdb
     import polars as pl
@@ -333,10 +368,9 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
         code = stage()
         if code:
             return code
-    pending = [n for n in ("app",) if n in NOT_BUILT]
-    if pending:
-        print(f"Demo stages run: simulate, ingest, validate, build. Not built yet: {', '.join(pending)}.")
-    return 0
+    if args.no_app:
+        return 0
+    return _app(args, home)
 
 
 def _status(home: Path) -> int:
@@ -392,30 +426,19 @@ def _print_reconciliation(home: Home) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     home = home_dir(args.home)
-    if args.command == "ingest":
-        return _ingest(args, home)
-    if args.command == "export":
-        return _export_focus(args, home)
-    if args.command == "sql":
-        return _sql(args, home)
-    if args.command == "build":
-        return _build(args, home)
-    if args.command == "pull":
-        return _pull_prometheus(args, home)
-    if args.command == "validate":
-        return _validate(home)
-    if args.command == "status":
-        return _status(home)
-    if args.command == "simulate":
-        return _simulate(args, args.out or home / "simulated")
-    if args.command == "demo":
-        return _demo(args, home)
-    help_text, owner = NOT_BUILT[args.command]
-    print(
-        f"gpu-ledger {args.command}: not built yet (it will {help_text}; see the {owner} issue).",
-        file=sys.stderr,
-    )
-    return 3
+    handlers = {
+        "demo": _demo,
+        "simulate": lambda a, h: _simulate(a, a.out or h / "simulated"),
+        "ingest": _ingest,
+        "pull": _pull_prometheus,
+        "validate": lambda a, h: _validate(h),
+        "build": _build,
+        "app": _app,
+        "sql": _sql,
+        "export": _export_focus,
+        "status": lambda a, h: _status(h),
+    }
+    return handlers[args.command](args, home)
 
 
 if __name__ == "__main__":

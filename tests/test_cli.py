@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gpu_ledger.cli import NOT_BUILT, home_dir, main
+from gpu_ledger.cli import home_dir, main
 from simulator.fleet import minimum_gpus
 
 CONTRACT_COMMANDS = (
@@ -31,12 +31,6 @@ def test_help_lists_every_contract_command():
     )
     for command in CONTRACT_COMMANDS:
         assert f"    {command} " in result.stdout, command
-
-
-@pytest.mark.parametrize("command", sorted(NOT_BUILT))
-def test_commands_not_built_yet_say_so(command, capsys):
-    assert main([command]) == 3
-    assert "not built yet" in capsys.readouterr().err
 
 
 def test_home_comes_from_flag_then_environment_then_default(monkeypatch, tmp_path):

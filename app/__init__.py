@@ -1,0 +1,1 @@
+"""GPU Ledger's Streamlit reports: one page per story over the published warehouse's marts."""
