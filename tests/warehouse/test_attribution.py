@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -100,10 +102,14 @@ def test_spot_interruptions_carry_the_cost_of_the_attempts_they_killed(con, sim:
     assert killed[1] == pytest.approx(truth["cost"].sum(), abs=0.01)
 
 
-def test_status_reports_the_reconciliation(warehouse: Path, capsys):
-    from gpu_ledger.cli import main
-
-    assert main(["status", "--home", str(warehouse.parent)]) == 0
-    cost_lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("cost ")]
+def test_status_reports_the_reconciliation(warehouse: Path):
+    # a child process: this module holds the warehouse open with another DuckDB configuration
+    done = subprocess.run(
+        [sys.executable, "-m", "gpu_ledger.cli", "status", "--home", str(warehouse.parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cost_lines = [line for line in done.stdout.splitlines() if line.startswith("cost ")]
     assert {line.split()[1] for line in cost_lines} == {"aws:", "azure:", "onprem:"}
     assert all(line.endswith("(reconciled)") for line in cost_lines)
