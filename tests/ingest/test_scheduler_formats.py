@@ -21,43 +21,8 @@ from ingest.hostlist import HostlistError, expand_hostlist
 from ingest.runner import Outcome, ingest
 from ingest.sniff import Sniff
 from ingest.store import RawStore
+from tests.samples import SONAR_SACCT_FIELDS
 
-SONAR_FIELDS = tuple(
-    [
-        "JobID",
-        "JobIDRaw",
-        "User",
-        "Account",
-        "State",
-        "Start",
-        "End",
-        "AveCPU",
-        "AveDiskRead",
-        "AveDiskWrite",
-        "AveRSS",
-        "AveVMSize",
-        "ElapsedRaw",
-        "ExitCode",
-        "Layout",
-        "MaxRSS",
-        "MaxVMSize",
-        "MinCPU",
-        "ReqCPUS",
-        "ReqMem",
-        "ReqNodes",
-        "Reservation",
-        "Submit",
-        "Suspended",
-        "SystemCPU",
-        "TimelimitRaw",
-        "UserCPU",
-        "NodeList",
-        "Partition",
-        "AllocTRES",
-        "Priority",
-        "JobName",
-    ]
-)
 XDMOD_FIELDS = tuple(
     [
         "jobid",
@@ -192,7 +157,7 @@ def test_sacct_sonar_samples_with_fields(samples: Path, store: RawStore) -> None
         store,
         samples / "slurm" / "sonar_fox_sacct_output_2025.txt",
         samples / "slurm" / "sonar_fox_sacct_output_2024.txt",
-        sacct_fields=SONAR_FIELDS,
+        sacct_fields=SONAR_SACCT_FIELDS,
     )
     assert [(o.status, o.rows) for o in outs] == [("loaded", 301), ("loaded", 96)]
     running = rows(

@@ -16,6 +16,8 @@ import duckdb
 import polars as pl
 import pytest
 
+from tests.samples import SONAR_SACCT_FIELDS
+
 SACCT_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|Unknown|None)$")
 DCGM_LINE = re.compile(r'^(DCGM_FI_[A-Z_]+)\{((?:[A-Za-z_]+="[^"]*",?)+)\} (-?[0-9.]+)$')
 
@@ -79,25 +81,9 @@ def test_mig_series_carry_gpu_instance_labels_and_no_gpu_util(sim: Path):
 
 def test_sacct_reads_like_the_real_parsable2_output(sim: Path, samples: Path):
     real_header = (samples / "slurm" / "slurm2sql_test-data1.csv").read_text().splitlines()[0].split("|")
-    sonar_fields = {
-        "JobID",
-        "JobIDRaw",
-        "User",
-        "Account",
-        "State",
-        "Start",
-        "End",
-        "ElapsedRaw",
-        "ExitCode",
-        "ReqMem",
-        "Submit",
-        "TimelimitRaw",
-        "NodeList",
-        "Partition",
-        "AllocTRES",
-        "JobName",
-    }
-    known_fields = set(real_header) | set(sonar_fields) | {"Cluster", "WCKey", "QOS", "Eligible", "ReqTRES"}
+    known_fields = (
+        set(real_header) | set(SONAR_SACCT_FIELDS) | {"Cluster", "WCKey", "QOS", "Eligible", "ReqTRES"}
+    )
     (path,) = sim.glob("schedulers/slurm/*.txt")
     lines = path.read_text().splitlines()
     header = lines[0].split("|")

@@ -28,6 +28,7 @@ from simulator.writers.business import (
 from simulator.writers.events import write_eventbridge
 from simulator.writers.kubernetes import write_kubernetes
 from simulator.writers.slurm import SACCT_FIELDS, compress_hostlist, expand_hostlist, write_sacct
+from tests.samples import SONAR_SACCT_FIELDS
 
 START = datetime(2024, 5, 1, tzinfo=UTC)
 DAYS = 2
@@ -200,40 +201,6 @@ def read_parsable2(path: Path, fields: list[str] | None = None) -> list[dict[str
     return rows
 
 
-SONAR_FIELDS = [
-    "JobID",
-    "JobIDRaw",
-    "User",
-    "Account",
-    "State",
-    "Start",
-    "End",
-    "AveCPU",
-    "AveDiskRead",
-    "AveDiskWrite",
-    "AveRSS",
-    "AveVMSize",
-    "ElapsedRaw",
-    "ExitCode",
-    "Layout",
-    "MaxRSS",
-    "MaxVMSize",
-    "MinCPU",
-    "ReqCPUS",
-    "ReqMem",
-    "ReqNodes",
-    "Reservation",
-    "Submit",
-    "Suspended",
-    "SystemCPU",
-    "TimelimitRaw",
-    "UserCPU",
-    "NodeList",
-    "Partition",
-    "AllocTRES",
-    "Priority",
-    "JobName",
-]
 XDMOD_FIELDS = [
     "jobid",
     "jobidraw",
@@ -271,7 +238,7 @@ def sacct_file(tmp_path: Path, jobs: list[dict], cluster: str = "hpc1") -> Path:
 
 def test_sacct_header_names_real_sacct_fields_with_jobname_last(samples: Path, tmp_path: Path) -> None:
     real_header = (samples / "slurm" / "slurm2sql_test-data1.csv").read_text().splitlines()[0].split("|")
-    known = {f.lower() for f in real_header + SONAR_FIELDS + XDMOD_FIELDS} | {"wckey"}
+    known = {f.lower() for f in [*real_header, *SONAR_SACCT_FIELDS, *XDMOD_FIELDS]} | {"wckey"}
     path = sacct_file(tmp_path, [job()])
     header = path.read_text().splitlines()[0].split("|")
     assert header == list(SACCT_FIELDS)
@@ -284,7 +251,7 @@ def test_sacct_header_names_real_sacct_fields_with_jobname_last(samples: Path, t
 
 def test_sacct_rows_split_and_times_look_like_real_sacct(samples: Path, tmp_path: Path) -> None:
     real = read_parsable2(samples / "slurm" / "slurm2sql_test-data1.csv")
-    sonar = read_parsable2(samples / "slurm" / "sonar_fox_sacct_output_2025.txt", SONAR_FIELDS)
+    sonar = read_parsable2(samples / "slurm" / "sonar_fox_sacct_output_2025.txt", SONAR_SACCT_FIELDS)
     for row in real + sonar:
         for f in ("Submit", "Start", "End"):
             assert SACCT_TIME.match(row[f]), (f, row[f])
@@ -308,7 +275,7 @@ def test_sacct_rows_split_and_times_look_like_real_sacct(samples: Path, tmp_path
 
 def test_sacct_job_and_step_ids_have_the_real_forms(samples: Path, tmp_path: Path) -> None:
     real = read_parsable2(samples / "slurm" / "slurm2sql_test-data1.csv")
-    sonar = read_parsable2(samples / "slurm" / "sonar_fox_sacct_output_2024.txt", SONAR_FIELDS)
+    sonar = read_parsable2(samples / "slurm" / "sonar_fox_sacct_output_2024.txt", SONAR_SACCT_FIELDS)
     for row in real + sonar:
         assert JOB_ID.match(row["JobID"]), row["JobID"]
     real_steps = [r for r in real + sonar if "." in r["JobID"]]
@@ -346,7 +313,7 @@ def test_sacct_array_tasks_and_requeues(tmp_path: Path) -> None:
 
 
 def test_sacct_cancelled_pending_and_running_states(samples: Path, tmp_path: Path) -> None:
-    sonar = read_parsable2(samples / "slurm" / "sonar_fox_sacct_output_2025.txt", SONAR_FIELDS)
+    sonar = read_parsable2(samples / "slurm" / "sonar_fox_sacct_output_2025.txt", SONAR_SACCT_FIELDS)
     real_pending = [r for r in sonar if r["State"] == "PENDING"]
     assert real_pending and all(
         r["NodeList"] == "None assigned" and r["Start"] == "Unknown" for r in real_pending
@@ -409,7 +376,7 @@ def gpu_count_from_tres(tres: str) -> int:
 def test_alloc_tres_parses_like_the_real_gpu_count_cases(samples: Path, tmp_path: Path) -> None:
     cases = json.loads((samples / "slurm" / "xdmod_alloc-tres-gpu-count.json").read_text())
     assert cases and all(gpu_count_from_tres(tres) == n for tres, n in cases)
-    sonar = read_parsable2(samples / "slurm" / "sonar_fox_sacct_output_2025.txt", SONAR_FIELDS)
+    sonar = read_parsable2(samples / "slurm" / "sonar_fox_sacct_output_2025.txt", SONAR_SACCT_FIELDS)
     real_gpu = [r["AllocTRES"] for r in sonar if "gres/gpu" in r["AllocTRES"]]
     assert real_gpu and all(GPU_ALLOC_TRES.match(t) for t in real_gpu)
 
