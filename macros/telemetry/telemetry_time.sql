@@ -32,14 +32,14 @@
 {%- endmacro %}
 
 
-{#- Lower bound of the samples an incremental telemetry model re-reads: the newest hour it already
-    holds minus `telemetry_incremental_lookback_hours` (default 1), as a SQL timestamptz literal;
-    none on a first build or when the model is empty (then everything is read). -#}
-{% macro telemetry_incremental_since(relation) -%}
+{#- Lower bound of what an incremental telemetry model re-reads: the newest `column` (default
+    hour_start) it already holds minus `telemetry_incremental_lookback_hours` (default 1), as a SQL
+    timestamptz literal; none on a first build or when the model is empty (then everything is read). -#}
+{% macro telemetry_incremental_since(relation, column='hour_start') -%}
     {%- if not execute -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set result = run_query("select max(hour_start) from " ~ relation) -%}
+    {%- set result = run_query("select max(" ~ column ~ ") from " ~ relation) -%}
     {%- set newest = result.columns[0].values()[0] if result and result.rows | length > 0 else none -%}
     {%- if newest is none -%}
         {{ return(none) }}

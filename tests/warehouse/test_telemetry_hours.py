@@ -3,7 +3,7 @@
 `int_telemetry__gpu_hours` must reproduce `ground_truth/gpu_hours.csv` for every monitored GPU-hour
 (the whole-GPU rows; MIG GPUs sum their slices), `dim_gpus` must hold every GPU of the simulated
 fleet, and an incremental build that adds a day must insert the new hours without rebuilding the
-old ones.
+old ones, and give every incremental telemetry model the full build's result.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from simulator.generate import INPUT_FOLDERS, build_fleet
 from simulator.model import SimulationConfig
@@ -185,7 +186,9 @@ def _build(home) -> None:
     assert result.success, result.output[-3000:]
 
 
-def test_incremental_build_adds_a_day_without_rebuilding_the_rest(sim: Path, tmp_path: Path) -> None:
+def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
+    sim: Path, warehouse: Path, tmp_path: Path
+) -> None:
     from gpu_ledger.home import Home
 
     last_day = "2026-10-08"
@@ -223,8 +226,24 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(sim: Path, tmp
         first.warehouse, cutoff
     )
 
-    # and the incremental result is the full result: all eight days agree with the ground truth
+    # and the incremental result is the full result: all eight days agree with the ground truth,
+    # and every other incremental telemetry model equals the full build's (the session warehouse)
     _assert_matches_truth(_gpu_rows(second.warehouse), _truth(sim))
+    for table, key in INCREMENTAL_TABLES.items():
+        incremental, full = (
+            _read(w, f"select * from {table}").sort(key) for w in (second.warehouse, warehouse)
+        )
+        if table == "intermediate.int_idle__gpu_low_runs":  # as of the build that computed each run
+            incremental, full = (t.drop("telemetry_end_at") for t in (incremental, full))
+        assert_frame_equal(incremental, full, check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
+
+
+INCREMENTAL_TABLES = {
+    "intermediate.int_telemetry__unit_samples": ["gpu_uuid", "mig_instance_id", "consumer", "sampled_at"],
+    "intermediate.int_telemetry__consumer_hours": ["gpu_uuid", "mig_instance_id", "hour_start", "consumer"],
+    "intermediate.int_idle__gpu_low_runs": ["gpu_uuid", "started_at"],
+    "marts.fct_idle_gpu_periods": ["gpu_id", "started_at"],
+}
 
 
 def _slice_rows_before(warehouse: Path, cutoff: datetime) -> int:

@@ -23,8 +23,8 @@ with usage_hours as (
 ),
 
 telemetry as (
-    select sampled_at as starts_at, sampled_at as ends_at
-    from {{ ref('stg_dcgm__samples') }}
+    select first_sampled_at as starts_at, last_sampled_at as ends_at
+    from {{ ref('int_telemetry__gpu_hours') }}
 ),
 
 instants as (

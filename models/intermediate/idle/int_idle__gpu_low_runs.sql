@@ -1,7 +1,7 @@
 -- grain: one row per gpu (gpu_uuid) per run of low-utilisation samples (started_at)
 {#-
-    Sustained low utilisation, measured: gaps and islands over each GPU's utilisation series (the
-    GPU_UTIL and GR_ENGINE_ACTIVE series only, read through the `telemetry_samples` macro).
+    Sustained low utilisation, measured: gaps and islands over each GPU's utilisation at each
+    sample time (int_telemetry__unit_samples).
     - A GPU's utilisation at a sample time is its DCGM_FI_DEV_GPU_UTIL (GR_ENGINE_ACTIVE x 100 where
       GPU_UTIL is absent); a MIG GPU's is the sum over its slices of GR_ENGINE_ACTIVE x g/7 x 100.
       A sample is low when that is below var `idle_threshold_pct` (5).
@@ -14,56 +14,78 @@
       sample's time on the grid).
     - Runs shorter than var `idle_min_hours` (2) are dropped here, after the split, so the table
       holds only idle periods to be.
-    Rebuilt in full on every build (not incremental: a run may reach back across any boundary).
+    Incremental, per GPU: a build recomputes the runs from a point no kept run straddles: the
+    previous build's telemetry end minus `idle_min_hours`, or the start of the GPU's run that ends
+    after that point, whichever is earlier. A run that was open is recomputed from its own start
+    and replaced (delete on gpu_uuid x started_at); a stretch cut at that point is shorter than
+    its whole, so a run dropped as too short stays dropped. Older runs are never touched again:
+    late samples, or a changed `idle_threshold_pct` / `idle_min_hours`, need --full-refresh.
 #}
+
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['gpu_uuid', 'started_at'],
+        on_schema_change='append_new_columns',
+    )
+}}
 
 {%- set threshold = var('idle_threshold_pct') %}
 {%- set min_hours = var('idle_min_hours') %}
 
 with
 
-samples as (
-    {{ telemetry_samples(metrics=['DCGM_FI_DEV_GPU_UTIL', 'DCGM_FI_PROF_GR_ENGINE_ACTIVE']) | indent(4) }}
+{% if is_incremental() -%}
+-- where each GPU's runs are recomputed: the previous telemetry end minus the minimum run length,
+-- or the start of the GPU's run that reaches past that point, whichever is earlier
+previous_end as (
+    select max(telemetry_end_at) - to_seconds({{ min_hours }} * 3600) as boundary
+    from {{ this }}
 ),
 
-labelled_samples as (
+gpu_boundaries as (
     select
-        gpu_uuid,
-        mig_instance_id,
-        mig_profile,
-        hostname,
-        metric,
-        value,
-        step_seconds,
-        sampled_at,
-        case
-            when nullif(pod_name, '') is not null
-                then
-                    'pod:' || coalesce(nullif(pod_namespace, ''), '') || '/' || pod_name
-                    || coalesce('/' || nullif(pod_uid, ''), '')
-                    || coalesce(' hpc_job:' || nullif(hpc_job_id, ''), '')
-            when nullif(hpc_job_id, '') is not null then 'hpc_job:' || hpc_job_id
-        end as consumer
-    from samples
-    where gpu_uuid is not null
+        runs.gpu_uuid,
+        least(min(runs.started_at), max(previous_end.boundary)) as boundary
+    from {{ this }} as runs
+    cross join previous_end
+    where runs.ended_at > previous_end.boundary
+    group by runs.gpu_uuid
 ),
 
--- one row per telemetry unit (whole GPU or MIG slice) per sample time
+samples as (
+    select unit_samples.*
+    from {{ ref('int_telemetry__unit_samples') }} as unit_samples
+    cross join previous_end
+    left join gpu_boundaries
+        on unit_samples.gpu_uuid = gpu_boundaries.gpu_uuid
+    where
+        previous_end.boundary is null
+        or unit_samples.sampled_at >= coalesce(gpu_boundaries.boundary, previous_end.boundary)
+),
+{%- else -%}
+samples as (
+    select * from {{ ref('int_telemetry__unit_samples') }}
+),
+{%- endif %}
+
+-- one row per telemetry unit (whole GPU or MIG slice) per sample time; time-sliced consumers of
+-- one unit count as one (the first and last of them)
 unit_times as (
     select
         gpu_uuid,
         mig_instance_id,
         sampled_at,
         max(hostname) as hostname,
-        max(mig_profile) as mig_profile,
+        max(compute_slices) as compute_slices,
         min(step_seconds) as step_seconds,
-        max(case when metric = 'DCGM_FI_DEV_GPU_UTIL' then value end) as gpu_util_pct,
-        max(case when metric = 'DCGM_FI_PROF_GR_ENGINE_ACTIVE' then value end) as gr_engine_active,
+        max(unit_util_pct) as unit_util_pct,
         case
             when min(consumer) = max(consumer) then min(consumer)
             else min(consumer) || ' + ' || max(consumer)
         end as consumer
-    from labelled_samples
+    from samples
     group by gpu_uuid, mig_instance_id, sampled_at
 ),
 
@@ -76,8 +98,8 @@ unit_usage as (
         step_seconds,
         consumer,
         -- a whole GPU's %; a slice's activity as a fraction of the whole GPU (x g/7)
-        case when mig_instance_id is null then coalesce(gpu_util_pct, gr_engine_active * 100) end as gpu_util_pct,
-        gr_engine_active * ({{ telemetry_mig_compute_slices('mig_profile') }} / 7.0) as gpu_fraction
+        case when mig_instance_id is null then unit_util_pct end as gpu_util_pct,
+        unit_util_pct / 100.0 * compute_slices / 7.0 as gpu_fraction
     from unit_times
 ),
 

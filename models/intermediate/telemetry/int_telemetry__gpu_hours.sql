@@ -1,5 +1,6 @@
 -- grain: one row per gpu (gpu_uuid) x mig slice (mig_instance_id, null for the whole gpu) x utc clock hour (hour_start)
 {#-
+    Reads int_telemetry__unit_samples (deduplicated, labelled, each sample with its step).
     Incremental: a build re-reads only the samples at or after the newest hour already built minus
     `telemetry_incremental_lookback_hours` (1), recomputes those hours and replaces them. That hour
     is re-read because its energy needed the sample after it, which may only arrive with the next
@@ -22,16 +23,14 @@
 with
 
 samples as (
-    {{ telemetry_samples(since=since, metrics=[
-        'DCGM_FI_DEV_GPU_UTIL',
-        'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
-        'DCGM_FI_DEV_FB_USED',
-        'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION',
-    ]) | indent(4) }}
+    select * from {{ ref('int_telemetry__unit_samples') }}
+    {%- if since is not none %}
+    where sampled_at >= {{ since }}
+    {%- endif %}
 ),
 
--- one row per telemetry unit (a whole GPU, or one MIG slice) per sample time, metrics side by side;
--- several series of one unit at one time (time-sliced pods) repeat the device's reading
+-- one row per telemetry unit (a whole GPU, or one MIG slice) per sample time; several consumers of
+-- one unit at one time (time-sliced pods) repeat the device's reading
 unit_times as (
     select
         gpu_uuid,
@@ -39,45 +38,22 @@ unit_times as (
         sampled_at,
         max(hostname) as hostname,
         max(mig_profile) as mig_profile,
+        max(compute_slices) as compute_slices,
         min(step_seconds) as step_seconds,
-        max(case when metric = 'DCGM_FI_DEV_GPU_UTIL' then value end) as gpu_util_pct,
-        max(case when metric = 'DCGM_FI_PROF_GR_ENGINE_ACTIVE' then value end) as gr_engine_active,
-        max(case when metric = 'DCGM_FI_DEV_FB_USED' then value end) as fb_used_mib,
-        max(case when metric = 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION' then value end) as energy_mj
+        max(unit_util_pct) as unit_util_pct,
+        max(fb_used_mib) as fb_used_mib,
+        max(energy_mj) as energy_mj
     from samples
-    where gpu_uuid is not null
     group by gpu_uuid, mig_instance_id, sampled_at
 ),
 
--- a whole GPU's utilisation is GPU_UTIL (GR_ENGINE_ACTIVE where GPU_UTIL is absent); a MIG slice
--- reports no GPU_UTIL: its activity is GR_ENGINE_ACTIVE, worth g/7 of the GPU
-unit_usage as (
-    select
-        gpu_uuid,
-        mig_instance_id,
-        sampled_at,
-        hostname,
-        mig_profile,
-        step_seconds,
-        case
-            when mig_instance_id is null then 7
-            else {{ telemetry_mig_compute_slices('mig_profile') }}
-        end as compute_slices,
-        case
-            when mig_instance_id is null then coalesce(gpu_util_pct, gr_engine_active * 100)
-            else gr_engine_active * 100
-        end as unit_util_pct,
-        fb_used_mib,
-        energy_mj
-    from unit_times
-),
-
+-- a slice's activity is worth g/7 of the GPU
 unit_busy as (
     select
         *,
         unit_util_pct / 100.0 * compute_slices / 7.0 * step_seconds / 3600.0 as busy_gpu_hours,
         unit_util_pct * compute_slices / 7.0 as gpu_util_pct
-    from unit_usage
+    from unit_times
 ),
 
 -- the GPU as a whole at each sample time: its own readings, or the sum of its slices'

@@ -9,22 +9,28 @@ with series as (
     select * from {{ ref('stg_dcgm__series') }}
 ),
 
-samples as (
-    select * from {{ ref('stg_dcgm__samples') }}
+unit_samples as (
+    select * from {{ ref('int_telemetry__unit_samples') }}
 ),
 
-series_spans as (
+-- the span of each label set's samples, from the deduplicated samples (one row per unit, consumer
+-- and time rather than one per metric)
+label_spans as (
     select
-        series_id,
+        gpu_uuid,
+        mig_instance_id,
+        pod_uid,
+        pod_namespace,
+        pod_name,
+        hpc_job_id,
         min(sampled_at) as first_sample_at,
         max(sampled_at) as last_sample_at
-    from samples
-    group by 1
+    from unit_samples
+    group by gpu_uuid, mig_instance_id, pod_uid, pod_namespace, pod_name, hpc_job_id
 ),
 
 labelled as (
     select distinct
-        series.series_id,
         series.hostname,
         series.gpu_uuid,
         series.gpu_index,
@@ -50,12 +56,27 @@ final as (
         labelled.pod_name,
         labelled.hpc_job_id,
         -- timestamps
-        min(series_spans.first_sample_at) as first_sample_at,
-        max(series_spans.last_sample_at) as last_sample_at
+        min(label_spans.first_sample_at) as first_sample_at,
+        max(label_spans.last_sample_at) as last_sample_at
     from labelled
-    left join series_spans
-        on labelled.series_id = series_spans.series_id
-    group by 1, 2, 3, 4, 5, 6, 7, 8, 9
+    left join label_spans
+        on
+            labelled.gpu_uuid = label_spans.gpu_uuid
+            and labelled.mig_instance_id is not distinct from label_spans.mig_instance_id
+            and labelled.pod_uid is not distinct from label_spans.pod_uid
+            and labelled.pod_namespace is not distinct from label_spans.pod_namespace
+            and labelled.pod_name is not distinct from label_spans.pod_name
+            and labelled.hpc_job_id is not distinct from label_spans.hpc_job_id
+    group by
+        labelled.hostname,
+        labelled.gpu_uuid,
+        labelled.gpu_index,
+        labelled.mig_instance_id,
+        labelled.mig_profile,
+        labelled.pod_uid,
+        labelled.pod_namespace,
+        labelled.pod_name,
+        labelled.hpc_job_id
 )
 
 select * from final

@@ -14,8 +14,8 @@ pods as (
     select * from {{ ref('stg_kubernetes_pods__pods') }}
 ),
 
-dcgm_samples as (
-    select * from {{ ref('stg_dcgm__samples') }}
+telemetry_hours as (
+    select * from {{ ref('int_telemetry__gpu_hours') }}
 ),
 
 generic_jobs as (
@@ -48,9 +48,9 @@ pod_observations as (
 
 telemetry_observations as (
     select
-        min(sampled_at) as first_observed_at,
-        max(sampled_at) as last_observed_at
-    from dcgm_samples
+        min(first_sampled_at) as first_observed_at,
+        max(last_sampled_at) as last_observed_at
+    from telemetry_hours
 ),
 
 generic_observations as (
