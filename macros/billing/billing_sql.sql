@@ -46,34 +46,6 @@
     )[1]
 {%- endmacro %}
 
-{#- Hours in the calendar month of a timestamp (672 to 744). -#}
-{% macro hours_in_month(ts) -%}
-    {{ return(adapter.dispatch('hours_in_month', 'gpu_ledger')(ts)) }}
-{%- endmacro %}
-{% macro default__hours_in_month(ts) -%}
-    (extract(day from last_day(cast(timezone('UTC', {{ ts }}) as date))) * 24)
-{%- endmacro %}
-
-{#- A date plus a whole number of months. -#}
-{% macro add_months(date_expr, months_expr) -%}
-    {{ return(adapter.dispatch('add_months', 'gpu_ledger')(date_expr, months_expr)) }}
-{%- endmacro %}
-{% macro default__add_months(date_expr, months_expr) -%}
-    cast({{ date_expr }} + to_months(cast({{ months_expr }} as integer)) as date)
-{%- endmacro %}
-
-{#- Every clock hour start in [start_ts, end_ts) as a list, to unnest into rows. -#}
-{% macro hour_starts(start_ts, end_ts) -%}
-    {{ return(adapter.dispatch('hour_starts', 'gpu_ledger')(start_ts, end_ts)) }}
-{%- endmacro %}
-{% macro default__hour_starts(start_ts, end_ts) -%}
-    generate_series(
-        date_trunc('hour', {{ start_ts }}),
-        {{ end_ts }} - interval 1 microsecond,
-        interval 1 hour
-    )
-{%- endmacro %}
-
 {#- A map(varchar, varchar) as a JSON object (FOCUS Tags). -#}
 {% macro map_to_json(map_column) -%}
     {{ return(adapter.dispatch('map_to_json', 'gpu_ledger')(map_column)) }}
@@ -88,28 +60,4 @@
 {%- endmacro %}
 {% macro default__last_path_segment(path_column) -%}
     nullif(regexp_extract({{ path_column }}, '([^/]+)/*$', 1), '')
-{%- endmacro %}
-
-{#- date_trunc in UTC whatever the session time zone; returns a timestamptz. -#}
-{% macro utc_trunc(part, ts) -%}
-    {{ return(adapter.dispatch('utc_trunc', 'gpu_ledger')(part, ts)) }}
-{%- endmacro %}
-{% macro default__utc_trunc(part, ts) -%}
-    timezone('UTC', date_trunc('{{ part }}', timezone('UTC', {{ ts }})))
-{%- endmacro %}
-
-{#- The UTC calendar date of a timestamptz. -#}
-{% macro utc_date(ts) -%}
-    {{ return(adapter.dispatch('utc_date', 'gpu_ledger')(ts)) }}
-{%- endmacro %}
-{% macro default__utc_date(ts) -%}
-    cast(timezone('UTC', {{ ts }}) as date)
-{%- endmacro %}
-
-{#- Midnight UTC of a date (or a naive UTC timestamp) as a timestamptz. -#}
-{% macro utc_midnight(d) -%}
-    {{ return(adapter.dispatch('utc_midnight', 'gpu_ledger')(d)) }}
-{%- endmacro %}
-{% macro default__utc_midnight(d) -%}
-    timezone('UTC', cast({{ d }} as timestamp))
 {%- endmacro %}

@@ -36,14 +36,6 @@
     try_cast(nullif(regexp_extract({{ text }}, '{{ pattern }}', 1), '') as integer)
 {%- endmacro %}
 
-{#- A timestamp plus a number of seconds. -#}
-{% macro workloads_add_seconds(ts, seconds) -%}
-    {{ return(adapter.dispatch('workloads_add_seconds', 'gpu_ledger')(ts, seconds)) }}
-{%- endmacro %}
-{% macro default__workloads_add_seconds(ts, seconds) -%}
-    ({{ ts }} + to_seconds(cast({{ seconds }} as bigint)))
-{%- endmacro %}
-
 {#- A list column as one row per element: use as `from t, {{ workloads_unnest('t.items', 'item') }}`. -#}
 {% macro workloads_unnest(list_column, alias) -%}
     {{ return(adapter.dispatch('workloads_unnest', 'gpu_ledger')(list_column, alias)) }}

@@ -227,7 +227,8 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     )
 
     # and the incremental result is the full result: all eight days agree with the ground truth,
-    # and every other incremental telemetry model equals the full build's (the session warehouse)
+    # and every other incremental telemetry model equals the full build's (the session warehouse);
+    # the marts are not compared: the marked hostnames above reach them
     _assert_matches_truth(_gpu_rows(second.warehouse), _truth(sim))
     for table, key in INCREMENTAL_TABLES.items():
         incremental, full = (
@@ -242,7 +243,6 @@ INCREMENTAL_TABLES = {
     "intermediate.int_telemetry__unit_samples": ["gpu_uuid", "mig_instance_id", "consumer", "sampled_at"],
     "intermediate.int_telemetry__consumer_hours": ["gpu_uuid", "mig_instance_id", "hour_start", "consumer"],
     "intermediate.int_idle__gpu_low_runs": ["gpu_uuid", "started_at"],
-    "marts.fct_idle_gpu_periods": ["gpu_id", "started_at"],
 }
 
 

@@ -22,6 +22,10 @@ consumer_hours as (
     select * from {{ ref('int_telemetry__consumer_hours') }}
 ),
 
+unit_samples as (
+    select * from {{ ref('int_telemetry__unit_samples') }}
+),
+
 jobs as (
     select * from {{ ref('int_workloads__jobs') }}
 ),
@@ -53,7 +57,11 @@ held as (
             ) }}
         ) as allocated_seconds
     from interval_hours
-    group by all
+    group by
+        interval_hours.job_key,
+        interval_hours.gpu_id,
+        interval_hours.mig_instance_id,
+        interval_hours.hour_start
 ),
 
 -- the seconds each GPU-hour's consumers hold, weighted by their share
@@ -63,7 +71,7 @@ demand as (
         hour_start,
         sum(share * allocated_seconds) as weighted_seconds
     from held
-    group by all
+    group by gpu_id, hour_start
 ),
 
 -- a job's measured use of its GPU (slice) in the hour, from the DCGM series that name it
@@ -77,29 +85,106 @@ job_consumers as (
     from jobs
 ),
 
-job_usage as (
+-- a consumer key that names several of the GPU-hour's attempts (a Slurm job requeued onto the
+-- same GPU keeps its hpc_job label) is ambiguous: those attempts are measured on the samples
+-- inside their own intervals instead of the consumer's hour
+held_consumers as (
     select
         held.job_key,
         held.gpu_id,
         held.mig_instance_id,
         held.hour_start,
+        job_consumers.consumer_prefix,
+        count(*) over (
+            partition by held.gpu_id, held.mig_instance_id, held.hour_start, job_consumers.consumer_prefix
+        ) > 1 as is_shared
+    from held
+    inner join job_consumers
+        on held.job_key = job_consumers.job_key
+),
+
+hourly_usage as (
+    select
+        held_consumers.job_key,
+        held_consumers.gpu_id,
+        held_consumers.mig_instance_id,
+        held_consumers.hour_start,
         sum(consumer_hours.busy_gpu_hours) as busy_gpu_hours,
         sum(consumer_hours.util_pct_sum) as util_pct_sum,
         sum(consumer_hours.util_samples) as util_samples,
         max(consumer_hours.max_fb_used_mib) as max_fb_used_mib
-    from held
-    inner join job_consumers
-        on held.job_key = job_consumers.job_key
+    from held_consumers
     inner join consumer_hours
         on
-            held.gpu_id = consumer_hours.gpu_uuid
-            and held.hour_start = consumer_hours.hour_start
-            and held.mig_instance_id is not distinct from consumer_hours.mig_instance_id
+            held_consumers.gpu_id = consumer_hours.gpu_uuid
+            and held_consumers.hour_start = consumer_hours.hour_start
+            and held_consumers.mig_instance_id is not distinct from consumer_hours.mig_instance_id
             and (
-                consumer_hours.consumer = job_consumers.consumer_prefix
-                or consumer_hours.consumer like job_consumers.consumer_prefix || '/%'
+                consumer_hours.consumer = held_consumers.consumer_prefix
+                or consumer_hours.consumer like held_consumers.consumer_prefix || '/%'
             )
-    group by all
+    where not held_consumers.is_shared
+    group by
+        held_consumers.job_key,
+        held_consumers.gpu_id,
+        held_consumers.mig_instance_id,
+        held_consumers.hour_start
+),
+
+shared_intervals as (
+    select
+        interval_hours.job_key,
+        interval_hours.gpu_id,
+        interval_hours.mig_instance_id,
+        interval_hours.hour_start,
+        held_consumers.consumer_prefix,
+        greatest(interval_hours.started_at, interval_hours.hour_start) as held_from,
+        least(interval_hours.ended_at, interval_hours.hour_start + interval 1 hour) as held_until
+    from interval_hours
+    inner join held_consumers
+        on
+            interval_hours.job_key = held_consumers.job_key
+            and interval_hours.gpu_id = held_consumers.gpu_id
+            and interval_hours.mig_instance_id is not distinct from held_consumers.mig_instance_id
+            and interval_hours.hour_start = held_consumers.hour_start
+    where held_consumers.is_shared
+),
+
+sampled_usage as (
+    select
+        shared_intervals.job_key,
+        shared_intervals.gpu_id,
+        shared_intervals.mig_instance_id,
+        shared_intervals.hour_start,
+        sum(
+            unit_samples.unit_util_pct / 100.0 * unit_samples.compute_slices / 7.0
+            * unit_samples.step_seconds / 3600.0
+        ) as busy_gpu_hours,
+        sum(unit_samples.unit_util_pct) as util_pct_sum,
+        count(unit_samples.unit_util_pct) as util_samples,
+        max(unit_samples.fb_used_mib) as max_fb_used_mib
+    from shared_intervals
+    inner join unit_samples
+        on
+            shared_intervals.gpu_id = unit_samples.gpu_uuid
+            and shared_intervals.mig_instance_id is not distinct from unit_samples.mig_instance_id
+            and unit_samples.sampled_at >= shared_intervals.held_from
+            and unit_samples.sampled_at < shared_intervals.held_until
+            and (
+                unit_samples.consumer = shared_intervals.consumer_prefix
+                or unit_samples.consumer like shared_intervals.consumer_prefix || '/%'
+            )
+    group by
+        shared_intervals.job_key,
+        shared_intervals.gpu_id,
+        shared_intervals.mig_instance_id,
+        shared_intervals.hour_start
+),
+
+job_usage as (
+    select * from hourly_usage
+    union all
+    select * from sampled_usage
 ),
 
 job_rows as (
@@ -151,7 +236,7 @@ job_totals as (
         sum(busy_gpu_hours) as busy_gpu_hours,
         sum(energy_kwh) as energy_kwh
     from job_rows
-    group by all
+    group by gpu_id, hour_start
 ),
 
 idle_rows as (

@@ -40,7 +40,7 @@ with
 -- where each GPU's runs are recomputed: the previous telemetry end minus the minimum run length,
 -- or the start of the GPU's run that reaches past that point, whichever is earlier
 previous_end as (
-    select max(telemetry_end_at) - to_seconds({{ min_hours }} * 3600) as boundary
+    select {{ add_seconds('max(telemetry_end_at)', -min_hours * 3600) }} as boundary
     from {{ this }}
 ),
 
@@ -124,7 +124,7 @@ gpu_times as (
 ),
 
 telemetry_end as (
-    select max(sampled_at + to_seconds(step_seconds)) as telemetry_end_at
+    select max({{ add_seconds('sampled_at', 'step_seconds') }}) as telemetry_end_at
     from gpu_times
 ),
 
@@ -169,7 +169,7 @@ runs as (
         avg(gpu_util_pct) as avg_gpu_util_pct,
         min(sampled_at) as started_at,
         max(sampled_at) as last_sampled_at,
-        max(sampled_at + to_seconds(step_seconds)) as ended_at
+        max({{ add_seconds('sampled_at', 'step_seconds') }}) as ended_at
     from numbered
     group by gpu_uuid, run_number
 ),

@@ -31,7 +31,7 @@ consumer_hours as (
     select
         gpu_uuid,
         mig_instance_id,
-        {{ telemetry_hour_start('sampled_at') }} as hour_start,
+        {{ utc_trunc('hour', 'sampled_at') }} as hour_start,
         consumer,
         max(scheduler) as scheduler,
         max(pod_namespace) as pod_namespace,
@@ -50,7 +50,7 @@ consumer_hours as (
         min(sampled_at) as first_sampled_at,
         max(sampled_at) as last_sampled_at
     from samples
-    group by gpu_uuid, mig_instance_id, consumer, {{ telemetry_hour_start('sampled_at') }}
+    group by gpu_uuid, mig_instance_id, consumer, {{ utc_trunc('hour', 'sampled_at') }}
 ),
 
 final as (

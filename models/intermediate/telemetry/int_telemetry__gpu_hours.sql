@@ -96,7 +96,7 @@ energy_readings as (
 energy_increases as (
     select
         gpu_uuid,
-        {{ telemetry_hour_start('sampled_at') }} as hour_start,
+        {{ utc_trunc('hour', 'sampled_at') }} as hour_start,
         sum(
             case
                 when next_energy_mj is null then 0
@@ -105,14 +105,14 @@ energy_increases as (
             end
         ) as energy_mj
     from energy_readings
-    group by gpu_uuid, {{ telemetry_hour_start('sampled_at') }}
+    group by gpu_uuid, {{ utc_trunc('hour', 'sampled_at') }}
 ),
 
 gpu_hours as (
     select
         gpu_uuid,
         cast(null as integer) as mig_instance_id,
-        {{ telemetry_hour_start('sampled_at') }} as hour_start,
+        {{ utc_trunc('hour', 'sampled_at') }} as hour_start,
         max(hostname) as hostname,
         cast(null as {{ dbt.type_string() }}) as mig_profile,
         7 as compute_slices,
@@ -124,14 +124,14 @@ gpu_hours as (
         min(sampled_at) as first_sampled_at,
         max(sampled_at) as last_sampled_at
     from gpu_times
-    group by gpu_uuid, {{ telemetry_hour_start('sampled_at') }}
+    group by gpu_uuid, {{ utc_trunc('hour', 'sampled_at') }}
 ),
 
 slice_hours as (
     select
         gpu_uuid,
         mig_instance_id,
-        {{ telemetry_hour_start('sampled_at') }} as hour_start,
+        {{ utc_trunc('hour', 'sampled_at') }} as hour_start,
         max(hostname) as hostname,
         max(mig_profile) as mig_profile,
         max(compute_slices) as compute_slices,
@@ -144,7 +144,7 @@ slice_hours as (
         max(sampled_at) as last_sampled_at
     from unit_busy
     where mig_instance_id is not null
-    group by gpu_uuid, mig_instance_id, {{ telemetry_hour_start('sampled_at') }}
+    group by gpu_uuid, mig_instance_id, {{ utc_trunc('hour', 'sampled_at') }}
 ),
 
 final as (

@@ -32,7 +32,7 @@ sacct_observations as (
             max(
                 case
                     when ended_at is null and started_at is not null and elapsed_seconds is not null
-                        then {{ workloads_add_seconds('started_at', 'elapsed_seconds') }}
+                        then {{ add_seconds('started_at', 'elapsed_seconds') }}
                 end
             )
         ) as last_observed_at

@@ -76,8 +76,8 @@ gpu_bills as (
 gpu_status as (
     select
         gpu_bills.gpu_id,
-        gpu_bills.first_billed_hour + interval 1 hour - to_seconds(gpu_bills.first_hour_seconds) as billed_from,
-        gpu_bills.last_billed_hour + to_seconds(gpu_bills.last_hour_seconds) as billed_until,
+        {{ add_seconds('gpu_bills.first_billed_hour', '3600 - gpu_bills.first_hour_seconds') }} as billed_from,
+        {{ add_seconds('gpu_bills.last_billed_hour', 'gpu_bills.last_hour_seconds') }} as billed_until,
         gpu_bills.last_billed_hour + interval 1 hour >= billing_end.billing_end_at
         and gpu_bills.last_hour_seconds >= 3600 as is_running_at_end
     from gpu_bills

@@ -1,21 +1,6 @@
 {#-
-    Time helpers for telemetry, behind adapter.dispatch so that the models stay portable.
-    Timestamps are instants (timestamptz); clock hours are UTC hours whatever the session time zone.
+    Telemetry and inventory helpers, behind adapter.dispatch so that the models stay portable.
 -#}
-
-{#- The UTC clock hour an instant falls in, as an instant. -#}
-{% macro telemetry_hour_start(ts) -%}
-    {{ return(adapter.dispatch('telemetry_hour_start', 'gpu_ledger')(ts)) }}
-{%- endmacro %}
-
-{% macro default__telemetry_hour_start(ts) -%}
-    {{ dbt.date_trunc('hour', ts) }}
-{%- endmacro %}
-
-{% macro duckdb__telemetry_hour_start(ts) -%}
-    (date_trunc('hour', ({{ ts }}) at time zone 'UTC') at time zone 'UTC')
-{%- endmacro %}
-
 
 {#- Compute slices (g of 7) of a MIG profile name, read from its `<g>g` prefix (`7g.79gb` -> 7);
     null when the name has no such prefix. -#}

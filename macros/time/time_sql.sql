@@ -1,0 +1,90 @@
+{#-
+    Time arithmetic for every model, behind adapter.dispatch: the default spelling is DuckDB's, and
+    a project moved to another engine overrides the `<adapter>__` variant of each macro here, not
+    the models. Timestamps are instants (timestamptz); "UTC" parts are UTC whatever the session's
+    time zone.
+-#}
+
+{#- Seconds from instant a to instant b, to the microsecond (a double). -#}
+{% macro seconds_between(start_ts, end_ts) -%}
+    {{ return(adapter.dispatch('seconds_between', 'gpu_ledger')(start_ts, end_ts)) }}
+{%- endmacro %}
+{% macro default__seconds_between(start_ts, end_ts) -%}
+    ((epoch_us({{ end_ts }}) - epoch_us({{ start_ts }})) / 1000000.0)
+{%- endmacro %}
+
+{#- An instant plus a number of seconds (negative to go back; fractions to the microsecond). -#}
+{% macro add_seconds(ts, seconds) -%}
+    {{ return(adapter.dispatch('add_seconds', 'gpu_ledger')(ts, seconds)) }}
+{%- endmacro %}
+{% macro default__add_seconds(ts, seconds) -%}
+    ({{ ts }} + to_seconds(cast({{ seconds }} as double)))
+{%- endmacro %}
+
+{#- The start of the UTC `part` (hour, day, month, ...) an instant falls in, as an instant. -#}
+{% macro utc_trunc(part, ts) -%}
+    {{ return(adapter.dispatch('utc_trunc', 'gpu_ledger')(part, ts)) }}
+{%- endmacro %}
+{% macro default__utc_trunc(part, ts) -%}
+    timezone('UTC', date_trunc('{{ part }}', timezone('UTC', {{ ts }})))
+{%- endmacro %}
+
+{#- The UTC calendar date of an instant. -#}
+{% macro utc_date(ts) -%}
+    {{ return(adapter.dispatch('utc_date', 'gpu_ledger')(ts)) }}
+{%- endmacro %}
+{% macro default__utc_date(ts) -%}
+    cast(timezone('UTC', {{ ts }}) as date)
+{%- endmacro %}
+
+{#- Midnight UTC of a date (or a naive UTC timestamp), as an instant. -#}
+{% macro utc_midnight(d) -%}
+    {{ return(adapter.dispatch('utc_midnight', 'gpu_ledger')(d)) }}
+{%- endmacro %}
+{% macro default__utc_midnight(d) -%}
+    timezone('UTC', cast({{ d }} as timestamp))
+{%- endmacro %}
+
+{#- The billing period (calendar month, UTC) of an instant, as 'YYYY-MM'. -#}
+{% macro month_key(ts) -%}
+    {{ return(adapter.dispatch('month_key', 'gpu_ledger')(ts)) }}
+{%- endmacro %}
+{% macro default__month_key(ts) -%}
+    strftime(timezone('UTC', {{ ts }}), '%Y-%m')
+{%- endmacro %}
+
+{#- Hours in the UTC calendar month of an instant (672 to 744). -#}
+{% macro hours_in_month(ts) -%}
+    {{ return(adapter.dispatch('hours_in_month', 'gpu_ledger')(ts)) }}
+{%- endmacro %}
+{% macro default__hours_in_month(ts) -%}
+    (extract(day from last_day(cast(timezone('UTC', {{ ts }}) as date))) * 24)
+{%- endmacro %}
+
+{#- A date plus a whole number of months. -#}
+{% macro add_months(date_expr, months_expr) -%}
+    {{ return(adapter.dispatch('add_months', 'gpu_ledger')(date_expr, months_expr)) }}
+{%- endmacro %}
+{% macro default__add_months(date_expr, months_expr) -%}
+    cast({{ date_expr }} + to_months(cast({{ months_expr }} as integer)) as date)
+{%- endmacro %}
+
+{#- Every clock hour start in [start_ts, end_ts) as a list. -#}
+{% macro hour_starts(start_ts, end_ts) -%}
+    {{ return(adapter.dispatch('hour_starts', 'gpu_ledger')(start_ts, end_ts)) }}
+{%- endmacro %}
+{% macro default__hour_starts(start_ts, end_ts) -%}
+    generate_series(
+        date_trunc('hour', {{ start_ts }}),
+        {{ end_ts }} - interval 1 microsecond,
+        interval 1 hour
+    )
+{%- endmacro %}
+
+{#- One row per clock hour that [start_ts, end_ts) touches, as a select-list expression. -#}
+{% macro unnest_hour_starts(start_ts, end_ts) -%}
+    {{ return(adapter.dispatch('unnest_hour_starts', 'gpu_ledger')(start_ts, end_ts)) }}
+{%- endmacro %}
+{% macro default__unnest_hour_starts(start_ts, end_ts) -%}
+    unnest({{ hour_starts(start_ts, end_ts) }})
+{%- endmacro %}
