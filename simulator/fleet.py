@@ -241,6 +241,27 @@ POOLS: tuple[Pool, ...] = (
 )
 
 
+# The planted cost anomaly (simulator.workloads.unplanned_burst): on one day the search team launches
+# an unplanned corpus re-embedding on on-demand p4d nodes of their own. Not in POOLS: its nodes exist
+# for that job only, so they take no share of the fleet and no place in its minimum size.
+BURST_POOL = Pool(
+    "p4d-burst",
+    AWS_PROD,
+    "us-east-1",
+    USE1,
+    EKS,
+    "kubernetes",
+    "p4d.24xlarge",
+    "unplanned_burst",
+    0.0,
+    0,
+    "on_demand",
+    "search",
+    "semantic-search",
+    "production",
+)
+
+
 def minimum_gpus() -> int:
     return sum(pool.min_nodes * pool.gpu_count for pool in POOLS)
 

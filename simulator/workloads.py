@@ -5,6 +5,7 @@ spot training with checkpoint-restart, on-demand training that should be spot, a
 instance keeps running, steady MIG inference on reserved capacity, autoscaled inference under a
 savings plan, notebooks left idle over weekends, untagged sandbox pods, over-provisioned inference on
 training-grade GPUs, a forgotten unmonitored VM, and an on-prem Slurm cluster with every end state.
+One more story is planted outside the pools' routines: a one-day cost spike (`unplanned_burst`).
 
 Times are integer Unix seconds here; `simulator.generate` turns them into UTC timestamps.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator import catalogue
-from simulator.fleet import POOLS, Pool, size_pools
+from simulator.fleet import BURST_POOL, POOLS, Pool, size_pools
 from simulator.model import SimulationConfig
 from simulator.org import (
     HOME_PROJECT,
@@ -618,6 +619,51 @@ def forgotten(b: FleetBuilder, pool: Pool, nodes: int) -> None:
         b.launch(pool, b.t0, None, "running")
 
 
+BURST_NODES = 2  # on-demand p4d.24xlarge nodes the unplanned job takes: 16 A100s
+
+
+def burst_day_index(days: int) -> int:
+    """The window day (0-based) of the planted spike: after a week of history (what the anomaly mart
+    needs by default), two thirds into a longer window, never past its end."""
+    return min(days - 1, max(7, days * 2 // 3))
+
+
+def unplanned_burst(b: FleetBuilder, pool: Pool, nodes: int) -> None:
+    """The planted cost anomaly: on one day the search team, whose usual day is a few L4s, re-embeds
+    its whole corpus after an embedding-model change, unplanned: an indexed Kubernetes Job with one
+    8-GPU pod per on-demand p4d.24xlarge node, nodes launched for it and scaled down after it, about
+    ten hours from 07:00 UTC. Its instances' whole cost (the pods, and the minutes the nodes wait
+    before and after them, idle under the nodes' search tags) lands on the search team that day;
+    ground_truth/anomalies.csv records it. Played after every pool, so no other story's draws move."""
+    day = b.t0 + burst_day_index(b.config.days) * DAY
+    submitted = day + 7 * HOUR + int(b.rng.integers(0, 1800))
+    duration = int(b.rng.uniform(9, 11) * HOUR)
+    job = f"corpus-reembed-{b.suffix()}"
+    for index in range(nodes):
+        launched = submitted + int(b.rng.integers(60, 240))
+        started = launched + int(b.rng.integers(90, 180))
+        finished = started + duration
+        inst = b.launch(pool, launched, b.clip(finished + int(b.rng.integers(120, 600))), "scaled_down")
+        ended = b.clip(finished)
+        key = k8s_job(
+            b,
+            inst,
+            name=f"{job}-{index}",
+            namespace="search-serving",
+            project="semantic-search",
+            user="iokafor",
+            workload="batch",
+            environment="production",
+            submitted=submitted,
+            started=started,
+            ended=ended,
+            end_reason="completed" if ended else "running",
+            gpus=inst.row["gpu_count"],
+        )
+        for uuid in inst.gpu_uuids:
+            b.allocate(key, uuid, None, started, finished, "batch", 0.88, 36000)
+
+
 def slurm_cluster(b: FleetBuilder, pool: Pool, nodes: int) -> None:
     """On-prem Slurm partition: multi-node training, batch, arrays, interactive, every end state."""
     hosts = [b.launch(pool, b.t0, None, "running") for _ in range(nodes)]
@@ -874,6 +920,7 @@ ROLES = {
     "forgotten": forgotten,
     "slurm_training": slurm_cluster,
     "slurm_batch": slurm_cluster,
+    "unplanned_burst": unplanned_burst,
 }
 
 
@@ -883,6 +930,7 @@ def build(config: SimulationConfig) -> FleetBuilder:
     sizes = size_pools(config.gpus)
     for pool in POOLS:
         ROLES[pool.role](builder, pool, sizes[pool.name])
+    ROLES[BURST_POOL.role](builder, BURST_POOL, BURST_NODES)
     return builder
 
 

@@ -3,7 +3,8 @@
 - `fct_commitment_utilization`: per commitment, purchased / used / unused cost and utilisation equal the
   simulator's commitment hours (simulator.pricing: the AWS RI fully used, the Savings Plan unused at
   night and at weekends, the Azure reservation with one VM too many: 80 % used).
-- `fct_capacity_daily`: busy GPU-hours per day and provider equal ground_truth/gpu_hours.csv.
+- `fct_capacity_daily`: provisioned and busy GPU-hours per day, provider, cluster and GPU model equal
+  ground_truth/gpu_hours.csv, each instance placed in its cluster and model by the simulator.
 - `fct_budget_status`: the seeded budgets give a mix of statuses on the simulated month.
 - `fct_rightsizing_candidates`: exactly the Azure A100 inference VMs that hold a small model
   (simulator.workloads.a100_inference: every second VM, pods named support-llm-small-*).
@@ -19,7 +20,7 @@ import polars as pl
 import pytest
 
 from simulator.generate import build_fleet
-from simulator.model import SimulationConfig
+from simulator.model import Fleet, SimulationConfig
 
 CENT = 0.005
 
@@ -30,8 +31,8 @@ def _read(warehouse: Path, sql: str) -> pl.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def commitment_truth(tmp_path_factory) -> pl.DataFrame:
-    """The simulator's commitment hours for the `sim` fixture's fleet (same config), summed per commitment."""
+def fleet(tmp_path_factory) -> Fleet:
+    """The simulator's model of the `sim` fixture's fleet (same config), without its files."""
     config = SimulationConfig(
         out=tmp_path_factory.mktemp("fleet"),
         gpus=80,
@@ -40,7 +41,12 @@ def commitment_truth(tmp_path_factory) -> pl.DataFrame:
         seed=11,
         start=datetime(2026, 10, 1, tzinfo=UTC),
     )
-    fleet = build_fleet(config)[0]
+    return build_fleet(config)[0]
+
+
+@pytest.fixture(scope="module")
+def commitment_truth(fleet: Fleet) -> pl.DataFrame:
+    """The simulator's commitment hours, summed per commitment."""
     return (
         fleet.commitment_hours.group_by("commitment_id")
         .agg(pl.col("committed_cost", "used_cost", "unused_cost").sum())
@@ -103,21 +109,29 @@ def test_commitment_unused_equals_reconciliation(sim: Path, warehouse: Path) -> 
         assert row["unused"] == pytest.approx(row["unused_commitment_cost"], abs=CENT), row
 
 
-def test_capacity_busy_hours_equal_ground_truth(sim: Path, warehouse: Path) -> None:
+def test_capacity_hours_per_cluster_equal_ground_truth(sim: Path, warehouse: Path, fleet: Fleet) -> None:
+    keys = ["day", "provider", "cluster", "gpu_model"]
     truth = (
         pl.read_csv(sim / "ground_truth" / "gpu_hours.csv", try_parse_dates=True)
+        .join(fleet.instances.select("instance_id", "cluster", "gpu_model"), on="instance_id")
         .with_columns(pl.col("hour_start").dt.convert_time_zone("UTC").dt.date().alias("day"))
-        .group_by("day", "provider")
-        .agg(pl.col("busy_gpu_hours").sum().alias("truth"))
+        .group_by(keys)
+        .agg(
+            (pl.col("usage_seconds").sum() / 3600).alias("truth_provisioned"),
+            pl.col("busy_gpu_hours").sum().alias("truth_busy"),
+        )
     )
+    assert truth["cluster"].n_unique() == fleet.instances["cluster"].n_unique() > 1
     mart = _read(
         warehouse,
-        "select day, provider, sum(busy_gpu_hours) as busy from marts.fct_capacity_daily group by all",
+        "select day, provider, cluster, gpu_model, provisioned_gpu_hours as provisioned,"
+        " busy_gpu_hours as busy from marts.fct_capacity_daily",
     )
-    joined = truth.join(mart, on=["day", "provider"], how="full", coalesce=True).fill_null(0.0)
-    assert joined.height > 0
+    joined = truth.join(mart, on=keys, how="full", coalesce=True).fill_null(0.0)
+    assert joined.height == mart.height == truth.height
     for row in joined.iter_rows(named=True):
-        assert row["busy"] == pytest.approx(row["truth"], abs=1e-6), row
+        assert row["provisioned"] == pytest.approx(row["truth_provisioned"], abs=1e-6), row
+        assert row["busy"] == pytest.approx(row["truth_busy"], abs=1e-6), row
 
 
 def test_capacity_rates_are_fractions(warehouse: Path) -> None:

@@ -4,6 +4,9 @@
     machine through its Hostname: the Kubernetes node of that name (the node seen closest in time,
     as node names can be reused) gives the cloud instance (spec.providerID), else the on-prem asset
     register's hostname gives the asset; Slurm's NodeList hosts give the Slurm cluster.
+    A GPU's cluster: the Kubernetes cluster of its node (the folder its `kubectl get nodes` snapshot
+    lies in, one folder per cluster, as for pods), else the asset register's cluster, else the Slurm
+    cluster whose jobs ran on its host; its node pool from the node's pool label.
     Machines known to have GPUs (Kubernetes nodes' gpu.count, asset register gpu_count, billed GPU
     instances, whose bill also gives the account) get one row per GPU slot that no monitored GPU fills, `<instance_id or host>:<index>`,
     is_monitored false: a GPU billed but never seen by DCGM still exists, and still costs.
@@ -135,6 +138,8 @@ node_instances as (
         max(capacity_type) as capacity_type,
         max(gpu_product) as gpu_product,
         max(gpu_count) as gpu_count,
+        max({{ workloads_parent_folder('source_file') }}) as kubernetes_cluster,
+        max(node_pool) as node_pool,
         min(snapshot_at) as first_seen_at,
         max(snapshot_at) as last_seen_at
     from kubernetes_nodes
@@ -163,6 +168,8 @@ cloud_machines as (
         coalesce(instance_catalogue.gpu_model, product_models.gpu_model) as gpu_model,
         cast(node_instances.gpu_count as integer) as gpu_count,
         node_instances.node_name as kubernetes_node_name,
+        node_instances.kubernetes_cluster as cluster,
+        node_instances.node_pool,
         node_instances.first_seen_at,
         node_instances.last_seen_at
     from node_instances
@@ -208,6 +215,7 @@ onprem_machines as (
         onprem_assets.gpu_model,
         cast(onprem_assets.gpu_count as integer) as gpu_count,
         slurm_hosts.slurm_cluster,
+        coalesce(onprem_assets.cluster_name, slurm_hosts.slurm_cluster) as cluster,
         slurm_hosts.first_seen_at,
         slurm_hosts.last_seen_at
     from onprem_assets
@@ -262,6 +270,8 @@ monitored as (
         monitored_gpus.is_mig_enabled,
         cloud_machines.kubernetes_node_name,
         coalesce(onprem_machines.slurm_cluster, slurm_hosts.slurm_cluster) as slurm_cluster,
+        coalesce(cloud_machines.cluster, onprem_machines.cluster, slurm_hosts.slurm_cluster) as cluster,
+        cloud_machines.node_pool,
         monitored_gpus.first_seen_at,
         monitored_gpus.last_seen_at,
         true as is_monitored,
@@ -300,6 +310,8 @@ machines as (
         gpu_count,
         kubernetes_node_name,
         cast(null as {{ dbt.type_string() }}) as slurm_cluster,
+        cluster,
+        node_pool,
         first_seen_at,
         last_seen_at,
         'kubernetes' as identity_source
@@ -321,6 +333,8 @@ machines as (
         gpu_count,
         cast(null as {{ dbt.type_string() }}) as kubernetes_node_name,
         slurm_cluster,
+        cluster,
+        cast(null as {{ dbt.type_string() }}) as node_pool,
         first_seen_at,
         last_seen_at,
         'onprem_assets' as identity_source
@@ -342,6 +356,8 @@ machines as (
         cast(billed_instances.gpu_count as integer) as gpu_count,
         cast(null as {{ dbt.type_string() }}) as kubernetes_node_name,
         cast(null as {{ dbt.type_string() }}) as slurm_cluster,
+        cast(null as {{ dbt.type_string() }}) as cluster,
+        cast(null as {{ dbt.type_string() }}) as node_pool,
         billed_instances.first_seen_at,
         billed_instances.last_seen_at,
         'billing' as identity_source
@@ -387,6 +403,8 @@ unmonitored as (
         false as is_mig_enabled,
         machines.kubernetes_node_name,
         machines.slurm_cluster,
+        machines.cluster,
+        machines.node_pool,
         machines.first_seen_at,
         machines.last_seen_at,
         false as is_monitored,
@@ -424,6 +442,8 @@ final as (
         gpus.asset_id,
         gpus.kubernetes_node_name,
         gpus.slurm_cluster,
+        gpus.cluster,
+        gpus.node_pool,
         -- dimensions
         gpus.provider,
         coalesce(gpus.account_id, billed_instances.account_id) as account_id,

@@ -17,6 +17,8 @@ final as (
         provider,
         account_id,
         region,
+        cluster,
+        node_pool,
         instance_type,
         gpu_model,
         gpu_memory_gb,

@@ -1,6 +1,8 @@
--- grain: one row per UTC day x provider x gpu_model
+-- grain: one row per UTC day x provider x gpu_model x cluster
 {#
-    Capacity and how much of it was used: per day, provider and GPU model, the GPU-hours provisioned
+    Capacity and how much of it was used: per day, provider, GPU model and cluster (dim_gpus.cluster:
+    the Kubernetes cluster of the GPU's node, or the on-prem / Slurm cluster; 'unknown' when no source
+    places the GPU in one), the GPU-hours provisioned
     (fct_gpu_hours.provisioned_seconds), allocated to jobs (fct_gpu_hour_allocations, consumer_type
     'job', allocated_seconds × share: a MIG slice counts its share of the GPU) and busy (DCGM busy GPU-hours).
     Hourly allocated GPUs = allocated GPU-seconds in the clock hour / 3600, summed over the group's GPUs;
@@ -33,6 +35,7 @@ gpu_hour_capacity as (
     select
         gpu_hours.provider,
         coalesce(gpus.gpu_model, 'unknown') as gpu_model,
+        coalesce(gpus.cluster, 'unknown') as cluster,
         gpu_hours.hour_start,
         coalesce(gpu_hours.provisioned_seconds, 0) as provisioned_seconds,
         coalesce(allocated_per_gpu_hour.allocated_seconds, 0) as allocated_seconds,
@@ -47,13 +50,14 @@ hourly as (
     select
         provider,
         gpu_model,
+        cluster,
         hour_start,
         cast(timezone('UTC', hour_start) as date) as day,
         sum(provisioned_seconds) / 3600.0 as provisioned_gpu_hours,
         sum(allocated_seconds) / 3600.0 as allocated_gpu_hours,
         sum(busy_gpu_hours) as busy_gpu_hours
     from gpu_hour_capacity
-    group by provider, gpu_model, hour_start
+    group by provider, gpu_model, cluster, hour_start
 ),
 
 daily as (
@@ -61,6 +65,7 @@ daily as (
         day,
         provider,
         gpu_model,
+        cluster,
         count(*) as hours_observed,
         sum(provisioned_gpu_hours) as provisioned_gpu_hours,
         sum(allocated_gpu_hours) as allocated_gpu_hours,
@@ -70,7 +75,7 @@ daily as (
         max(allocated_gpu_hours) as peak_hourly_allocated_gpus,
         max(provisioned_gpu_hours) as peak_hourly_provisioned_gpus
     from hourly
-    group by day, provider, gpu_model
+    group by day, provider, gpu_model, cluster
 ),
 
 final as (
@@ -79,6 +84,7 @@ final as (
         day,
         provider,
         gpu_model,
+        cluster,
         -- numerics
         cast(hours_observed as integer) as hours_observed,
         cast(provisioned_gpu_hours as double) as provisioned_gpu_hours,

@@ -1,0 +1,101 @@
+-- grain: one row per cloud instance (instance_id) per clock hour (hour_start) of the look-back
+{#-
+    What each cloud machine provided, held and cost in each hour of the look-back, from its GPU-hours
+    (fct_gpu_hours, summed over its GPUs) and the job allocations on them (fct_gpu_hour_allocations):
+    provisioned_gpus = Σ provisioned seconds / 3600; in_use_gpus = Σ allocated seconds × share / 3600
+    of job consumers (a MIG slice counts its share of the GPU), also split by workload class;
+    busy_gpus = Σ busy GPU-hours (DCGM utilisation × time). On-prem machines are owned: their cost
+    does not change with any purchase, so they are left out.
+#}
+
+with
+
+lookback_hours as (
+    select * from {{ ref('int_recommendations__lookback_hours') }}
+),
+
+gpu_hours as (
+    select * from {{ ref('fct_gpu_hours') }}
+),
+
+gpus as (
+    select * from {{ ref('dim_gpus') }}
+),
+
+allocations as (
+    select * from {{ ref('fct_gpu_hour_allocations') }}
+),
+
+gpu_hours_in_window as (
+    select
+        gpu_hours.*,
+        gpus.region,
+        gpus.instance_type,
+        gpus.gpu_model
+    from gpu_hours
+    inner join lookback_hours
+        on gpu_hours.hour_start = lookback_hours.hour_start
+    inner join gpus
+        on gpu_hours.gpu_id = gpus.gpu_id
+    where
+        gpus.ownership = 'cloud'
+        and gpu_hours.instance_id is not null
+),
+
+gpu_hour_jobs as (
+    select
+        allocations.gpu_id,
+        allocations.hour_start,
+        sum(allocations.allocated_seconds * allocations.share) / 3600.0 as in_use_gpus,
+        sum(
+            case
+                when allocations.workload_class = 'training'
+                    then allocations.allocated_seconds * allocations.share
+            end
+        ) / 3600.0 as training_gpus,
+        sum(
+            case
+                when allocations.workload_class = 'inference'
+                    then allocations.allocated_seconds * allocations.share
+            end
+        ) / 3600.0 as inference_gpus
+    from allocations
+    inner join lookback_hours
+        on allocations.hour_start = lookback_hours.hour_start
+    where allocations.consumer_type = 'job'
+    group by allocations.gpu_id, allocations.hour_start
+),
+
+final as (
+    select
+        -- ids
+        gpu_hours_in_window.instance_id,
+        -- dimensions
+        max(gpu_hours_in_window.provider) as provider,
+        max(gpu_hours_in_window.account_id) as account_id,
+        max(gpu_hours_in_window.region) as region,
+        max(gpu_hours_in_window.instance_type) as instance_type,
+        max(gpu_hours_in_window.gpu_model) as gpu_model,
+        max(gpu_hours_in_window.pricing_category) as pricing_category,
+        max(gpu_hours_in_window.owner_team) as owner_team,
+        max(gpu_hours_in_window.owner_project) as owner_project,
+        -- numerics
+        cast(count(*) as integer) as gpus,
+        sum(gpu_hours_in_window.provisioned_seconds) / 3600.0 as provisioned_gpus,
+        coalesce(sum(gpu_hour_jobs.in_use_gpus), 0) as in_use_gpus,
+        coalesce(sum(gpu_hour_jobs.training_gpus), 0) as training_gpus,
+        coalesce(sum(gpu_hour_jobs.inference_gpus), 0) as inference_gpus,
+        coalesce(sum(gpu_hours_in_window.busy_gpu_hours), 0) as busy_gpus,
+        sum(gpu_hours_in_window.effective_cost) as effective_cost,
+        sum(gpu_hours_in_window.list_cost) as list_cost,
+        -- timestamps
+        gpu_hours_in_window.hour_start
+    from gpu_hours_in_window
+    left join gpu_hour_jobs
+        on
+            gpu_hours_in_window.gpu_id = gpu_hour_jobs.gpu_id
+            and gpu_hours_in_window.hour_start = gpu_hour_jobs.hour_start
+    group by gpu_hours_in_window.instance_id, gpu_hours_in_window.hour_start
+)
+
+select * from final

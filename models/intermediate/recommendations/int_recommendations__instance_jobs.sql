@@ -1,0 +1,69 @@
+-- grain: one row per cloud instance (instance_id) per job attempt (job_key) that held its GPUs in the look-back
+{#-
+    Which jobs ran on which machine in the look-back, and how much of it they held: gpu_hours =
+    Σ allocated seconds × share / 3600 over the instance's GPUs (fct_gpu_hour_allocations), with the
+    job's owner, class, run and capacity type (dim_jobs).
+#}
+
+with
+
+lookback_hours as (
+    select * from {{ ref('int_recommendations__lookback_hours') }}
+),
+
+allocations as (
+    select * from {{ ref('fct_gpu_hour_allocations') }}
+),
+
+gpus as (
+    select * from {{ ref('dim_gpus') }}
+),
+
+jobs as (
+    select * from {{ ref('dim_jobs') }}
+),
+
+held as (
+    select
+        gpus.instance_id,
+        allocations.job_key,
+        count(distinct allocations.gpu_id) as gpus_held,
+        sum(allocations.allocated_seconds * allocations.share) / 3600.0 as gpu_hours
+    from allocations
+    inner join lookback_hours
+        on allocations.hour_start = lookback_hours.hour_start
+    inner join gpus
+        on allocations.gpu_id = gpus.gpu_id
+    where
+        allocations.consumer_type = 'job'
+        and allocations.job_key is not null
+        and gpus.ownership = 'cloud'
+        and gpus.instance_id is not null
+    group by gpus.instance_id, allocations.job_key
+),
+
+final as (
+    select
+        -- ids
+        held.instance_id,
+        held.job_key,
+        jobs.run_key,
+        -- dimensions
+        jobs.run_key_source,
+        jobs.team,
+        jobs.project,
+        jobs.workload_class,
+        jobs.capacity_type,
+        jobs.end_reason,
+        -- numerics
+        cast(held.gpus_held as integer) as gpus_held,
+        held.gpu_hours,
+        -- timestamps
+        jobs.started_at,
+        jobs.ended_at
+    from held
+    inner join jobs
+        on held.job_key = jobs.job_key
+)
+
+select * from final

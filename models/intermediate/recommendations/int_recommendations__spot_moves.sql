@@ -1,0 +1,306 @@
+-- grain: one row per on-demand training pool (provider, region, instance_type, team, project) to move to spot
+{#-
+    move_to_spot: bursty, checkpointed training that runs on on-demand machines.
+    - Pool: cloud machines (int_recommendations__instances) that mostly ran training and were mostly
+      billed on demand (pricing category Standard), by provider, region, instance type and owner.
+    - Checkpointed and recurring: at least `recommendation_spot_min_runs` training runs whose attempts
+      are tied together by a run id or a scheduler's job id across requeues (dim_jobs.run_key_source
+      other than `job`): work that can resume from a checkpoint after a reclaim.
+    - Bursty: the median of the pool's hourly GPUs in use is at most
+      `recommendation_spot_max_p50_to_peak_pct` % of the peak (machines waiting between runs).
+    - Spot price per GPU-hour: the spot price of the instance type on the bills of the look-back
+      (price_source bill); else the catalogue price less `recommendation_default_spot_discount_pct`
+      (catalogue); else the observed on-demand price less that discount (bill).
+    - Retry overhead: 100 × Σ interrupted attempts' cost / Σ completed attempts' cost of the completed
+      training runs that ran on spot in the look-back (fct_training_run_costs; the provider's own
+      runs, else every provider's, else `recommendation_default_spot_retry_overhead_pct`). It counts
+      an interrupted attempt's checkpointed progress as overhead too, so it errs high. interruption_rate
+      = interrupted attempts / attempts of those spot runs (completed or not).
+    - current_monthly_cost = the pool's cost in the look-back × `hours_per_month` / look-back hours
+      (idle time between runs included); projected_monthly_cost = its GPU-hours in use × spot price ×
+      (1 + retry overhead) × `hours_per_month` / look-back hours: spot machines launched per run, so
+      the time between runs is no longer paid.
+#}
+{%- set min_runs = var('recommendation_spot_min_runs', 2) %}
+{%- set max_p50_pct = var('recommendation_spot_max_p50_to_peak_pct', 50) %}
+{%- set spot_discount = var('recommendation_default_spot_discount_pct', 60) %}
+{%- set default_overhead = var('recommendation_default_spot_retry_overhead_pct', 15) %}
+{%- set hours_per_month = var('hours_per_month', 730) %}
+{%- set currency = var('reporting_currency', 'USD') %}
+
+with
+
+lookback_hours as (
+    select * from {{ ref('int_recommendations__lookback_hours') }}
+),
+
+instance_hours as (
+    select * from {{ ref('int_recommendations__instance_hours') }}
+),
+
+instances as (
+    select * from {{ ref('int_recommendations__instances') }}
+),
+
+instance_jobs as (
+    select * from {{ ref('int_recommendations__instance_jobs') }}
+),
+
+prices as (
+    select * from {{ ref('int_recommendations__prices') }}
+),
+
+training_runs as (
+    select * from {{ ref('fct_training_run_costs') }}
+),
+
+lookback as (
+    select
+        min(lookback_start) as lookback_start,
+        min(lookback_end) as lookback_end,
+        min(lookback_hours) as lookback_hours
+    from lookback_hours
+),
+
+candidates as (
+    select *
+    from instances
+    where workload_class = 'training' and pricing_category = 'Standard'
+),
+
+pools as (
+    select
+        provider,
+        region,
+        instance_type,
+        team,
+        project,
+        max(instance_family) as instance_family,
+        max(gpu_model) as gpu_model,
+        count(*) as machines,
+        sum(provisioned_gpu_hours) as provisioned_gpu_hours,
+        sum(in_use_gpu_hours) as in_use_gpu_hours,
+        sum(busy_gpu_hours) as busy_gpu_hours,
+        sum(idle_gpu_hours) as idle_gpu_hours,
+        sum(effective_cost) as effective_cost
+    from candidates
+    group by provider, region, instance_type, team, project
+),
+
+pool_runs as (
+    select
+        candidates.provider,
+        candidates.region,
+        candidates.instance_type,
+        candidates.team,
+        candidates.project,
+        count(distinct instance_jobs.run_key) as runs
+    from candidates
+    inner join instance_jobs
+        on candidates.instance_id = instance_jobs.instance_id
+    where
+        instance_jobs.workload_class = 'training'
+        and instance_jobs.run_key is not null
+        and instance_jobs.run_key_source <> 'job'
+    group by candidates.provider, candidates.region, candidates.instance_type, candidates.team, candidates.project
+),
+
+pool_hours as (
+    select
+        candidates.provider,
+        candidates.region,
+        candidates.instance_type,
+        candidates.team,
+        candidates.project,
+        instance_hours.hour_start,
+        sum(instance_hours.in_use_gpus) as in_use_gpus
+    from candidates
+    inner join instance_hours
+        on candidates.instance_id = instance_hours.instance_id
+    group by
+        candidates.provider,
+        candidates.region,
+        candidates.instance_type,
+        candidates.team,
+        candidates.project,
+        instance_hours.hour_start
+),
+
+pool_demand as (
+    select
+        pools.provider,
+        pools.region,
+        pools.instance_type,
+        pools.team,
+        pools.project,
+        percentile_cont(0.5) within group (order by coalesce(pool_hours.in_use_gpus, 0)) as p50_gpus,
+        percentile_cont(0.95) within group (order by coalesce(pool_hours.in_use_gpus, 0)) as p95_gpus,
+        max(coalesce(pool_hours.in_use_gpus, 0)) as peak_gpus
+    from pools
+    cross join lookback_hours
+    left join pool_hours
+        on
+            {{ recommendations_pool_join('pools', 'pool_hours') }}
+            and lookback_hours.hour_start = pool_hours.hour_start
+    group by pools.provider, pools.region, pools.instance_type, pools.team, pools.project
+),
+
+-- training runs that ran on spot capacity in the look-back, and the provider they ran in
+
+spot_run_providers as (
+    select distinct
+        instance_jobs.run_key,
+        instances.provider
+    from instance_jobs
+    inner join instances
+        on instance_jobs.instance_id = instances.instance_id
+    where
+        instance_jobs.workload_class = 'training'
+        and (instance_jobs.capacity_type = 'spot' or instances.pricing_category = 'Dynamic')
+),
+
+spot_runs as (
+    select
+        training_runs.*,
+        spot_run_providers.provider
+    from training_runs
+    inner join spot_run_providers
+        on training_runs.run_key = spot_run_providers.run_key
+    cross join lookback
+    where training_runs.first_started_at >= lookback.lookback_start
+),
+
+provider_overheads as (
+    select
+        provider,
+        100 * sum(case when completed then cast(interrupted_attempts_cost as double) end)
+        / nullif(sum(case when completed then cast(completed_attempt_cost as double) end), 0)
+            as retry_overhead_pct,
+        cast(sum(interrupted_attempts) as double) / nullif(sum(attempts), 0) as interruption_rate
+    from spot_runs
+    group by provider
+),
+
+fleet_overhead as (
+    select
+        100 * sum(case when completed then cast(interrupted_attempts_cost as double) end)
+        / nullif(sum(case when completed then cast(completed_attempt_cost as double) end), 0)
+            as retry_overhead_pct,
+        cast(sum(interrupted_attempts) as double) / nullif(sum(attempts), 0) as interruption_rate
+    from (
+        select distinct
+            run_key,
+            attempts,
+            interrupted_attempts,
+            completed,
+            completed_attempt_cost,
+            interrupted_attempts_cost
+        from spot_runs
+    ) as distinct_runs
+),
+
+priced as (
+    select
+        pools.*,
+        pool_runs.runs,
+        pool_demand.p50_gpus,
+        pool_demand.p95_gpus,
+        pool_demand.peak_gpus,
+        lookback.lookback_start,
+        lookback.lookback_end,
+        lookback.lookback_hours,
+        coalesce(
+            prices.observed_spot_gpu_hourly_cost,
+            prices.catalogue_gpu_hourly_cost * (1 - {{ spot_discount }} / 100.0),
+            prices.observed_on_demand_gpu_hourly_cost * (1 - {{ spot_discount }} / 100.0)
+        ) as spot_gpu_hourly_cost,
+        prices.observed_spot_gpu_hourly_cost is not null as is_spot_price_observed,
+        case
+            when prices.observed_spot_gpu_hourly_cost is not null then 'bill'
+            when prices.catalogue_gpu_hourly_cost is not null then 'catalogue'
+            else 'bill'
+        end as price_source,
+        coalesce(provider_overheads.retry_overhead_pct, fleet_overhead.retry_overhead_pct, {{ default_overhead }})
+            as retry_overhead_pct,
+        coalesce(provider_overheads.interruption_rate, fleet_overhead.interruption_rate) as interruption_rate,
+        pools.effective_cost * {{ hours_per_month }} / lookback.lookback_hours as current_monthly_cost
+    from pools
+    inner join pool_runs
+        on
+            {{ recommendations_pool_join('pools', 'pool_runs') }}
+    inner join pool_demand
+        on
+            {{ recommendations_pool_join('pools', 'pool_demand') }}
+    cross join lookback
+    cross join fleet_overhead
+    left join prices
+        on pools.provider = prices.provider and pools.instance_type = prices.instance_type
+    left join provider_overheads
+        on pools.provider = provider_overheads.provider
+),
+
+projected as (
+    select
+        *,
+        in_use_gpu_hours * spot_gpu_hourly_cost * (1 + retry_overhead_pct / 100.0)
+        * {{ hours_per_month }} / lookback_hours as projected_monthly_cost
+    from priced
+    where
+        runs >= {{ min_runs }}
+        and peak_gpus > 0
+        and p50_gpus <= peak_gpus * {{ max_p50_pct }} / 100.0
+        and spot_gpu_hourly_cost is not null
+),
+
+final as (
+    select
+        'move_to_spot' as recommendation_type,
+        'run_on_spot' as action,
+        provider,
+        region,
+        instance_type,
+        instance_family,
+        gpu_model,
+        'training' as workload_class,
+        team,
+        project,
+        cast(null as {{ dbt.type_string() }}) as resource_id,
+        instance_type as target_instance_type,
+        price_source,
+        lookback_start,
+        lookback_end,
+        lookback_hours / 24.0 as lookback_days,
+        cast(p50_gpus as double) as p50_gpus,
+        cast(p95_gpus as double) as p95_gpus,
+        cast(peak_gpus as double) as peak_gpus,
+        100 * busy_gpu_hours / nullif(provisioned_gpu_hours, 0) as avg_gpu_util_pct,
+        cast(interruption_rate as double) as interruption_rate,
+        cast(retry_overhead_pct as double) as retry_overhead_pct,
+        idle_gpu_hours as idle_hours,
+        cast(null as integer) as commit_instances,
+        100 * (1 - spot_gpu_hourly_cost / nullif(effective_cost / nullif(provisioned_gpu_hours, 0), 0)) as discount_pct,
+        cast(spot_gpu_hourly_cost as double) as target_gpu_hourly_cost,
+        cast(current_monthly_cost as double) as current_monthly_cost,
+        cast(projected_monthly_cost as double) as projected_monthly_cost,
+        team || '/' || project || ' trains on on-demand ' || instance_type || ' (' || runs
+        || ' checkpointed runs in ' || {{ recommendations_format_number('lookback_hours / 24.0', 0) }}
+        || ' days; median ' || {{ recommendations_format_number('p50_gpus', 1) }} || ' of peak '
+        || {{ recommendations_format_number('peak_gpus', 0) }} || ' GPUs in use, '
+        || {{ recommendations_format_number('100 * idle_gpu_hours / nullif(provisioned_gpu_hours, 0)', 0) }}
+        || ' % of GPU-hours idle). On spot machines launched per run at '
+        || {{ recommendations_format_number('spot_gpu_hourly_cost', 2) }} || ' {{ currency }} per GPU-hour ('
+        || case
+            when price_source = 'catalogue'
+                then 'catalogue price less the assumed {{ spot_discount }} % spot discount'
+            when is_spot_price_observed then 'spot price on the bill'
+            else 'billed on-demand price less the assumed {{ spot_discount }} % spot discount'
+        end
+        || ') plus the ' || {{ recommendations_format_number('retry_overhead_pct', 0) }}
+        || ' % retry overhead of spot training, it would cost '
+        || {{ recommendations_format_number('projected_monthly_cost', 0) }} || ' instead of '
+        || {{ recommendations_format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
+            as rationale
+    from projected
+)
+
+select * from final
