@@ -24,6 +24,7 @@ pages = {
     "Spend": [
         st.Page(PAGES / "overview.py", title="Overview", icon=":material/dashboard:", default=True),
         st.Page(PAGES / "showback.py", title="Showback", icon=":material/groups:"),
+        st.Page(PAGES / "budgets.py", title="Budgets", icon=":material/savings:"),
         st.Page(PAGES / "waste.py", title="Waste", icon=":material/delete:"),
         st.Page(PAGES / "jobs.py", title="Jobs & training runs", icon=":material/work:"),
     ],

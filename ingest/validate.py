@@ -316,7 +316,11 @@ def validate(store: RawStore, home: Path) -> tuple[list[SuiteResult], Path]:
             if suite.name not in source.get_asset_names()
             else (source.get_asset(suite.name))
         )
-        batch = asset.add_batch_definition_whole_dataframe(f"{suite.name}-{run_id}")
+        # one batch definition per suite, reused by every run: the stored validation definition refers
+        # to it by name, so a per-run name would leave the next run's lookup pointing at nothing
+        batch = next(
+            (b for b in asset.batch_definitions if b.name == suite.name), None
+        ) or asset.add_batch_definition_whole_dataframe(suite.name)
         expectation_suite = context.suites.add_or_update(
             gx.ExpectationSuite(name=suite.name, expectations=list(suite.expectations))
         )

@@ -34,17 +34,22 @@ def sim(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def warehouse(sim: Path, tmp_path_factory) -> Path:
-    """The simulated fleet ingested and built: the published warehouse file (read it read-only)."""
+    """The simulated fleet ingested, validated and built (as `make demo` does): the published warehouse
+    file (read it read-only)."""
     from gpu_ledger.build import build
     from gpu_ledger.home import Home
     from ingest.runner import ingest
     from ingest.store import RawStore
+    from ingest.validate import validate
 
     home = Home(tmp_path_factory.mktemp("home"))
     with RawStore(home.raw_db) as store:
         outcomes = ingest([sim / name for name in INPUT_FOLDERS], store, progress=False)
-    rejected = [o.error for o in outcomes if o.status == "rejected"]
-    assert not rejected, rejected
+        rejected = [o.error for o in outcomes if o.status == "rejected"]
+        assert not rejected, rejected
+        suites, _ = validate(store, home.root)
+    failed = [(s.suite, s.failed) for s in suites if not s.success]
+    assert not failed, failed
     result = build(home)
     assert result.success, result.output[-3000:]
     return home.warehouse

@@ -29,12 +29,13 @@ ARGS = [
 PAGES = {
     "overview": "GPU spend (amortised)",
     "showback": "Total cost (incl. shared idle)",
+    "budgets": "Forecast month end",
     "waste": "Open idle periods",
     "jobs": "Job attempts",
     "purchasing": "Saved vs on-demand",
     "business": "Business outcomes",
     "capacity": "Provisioned GPU-hours",
-    "data_health": "Reconciliation",
+    "data_health": "Telemetry lag",
     "sql": "Run query",
 }
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 
+import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -14,7 +16,18 @@ from gpu_ledger.warehouse import query
 
 APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
 ENTRY = APP  # replaced per module by the `entry` fixture
-PAGES = ["overview", "showback", "waste", "jobs", "purchasing", "business", "capacity", "data_health", "sql"]
+PAGES = [
+    "overview",
+    "showback",
+    "budgets",
+    "waste",
+    "jobs",
+    "purchasing",
+    "business",
+    "capacity",
+    "data_health",
+    "sql",
+]
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +73,12 @@ def _open(at: AppTest, page: str) -> AppTest:
 
 def _metric(at: AppTest, label: str) -> str:
     values = [m.value for m in at.metric if m.label == label]
+    assert values, (label, [m.label for m in at.metric])
+    return values[0]
+
+
+def _delta(at: AppTest, label: str) -> str:
+    values = [m.delta for m in at.metric if m.label == label]
     assert values, (label, [m.label for m in at.metric])
     return values[0]
 
@@ -174,7 +193,7 @@ def test_waste_jobs_capacity_and_health_numbers_equal_the_marts(home, warehouse)
         int(_scalar(warehouse, "select count(*) from marts.fct_spot_interruptions"))
     )
     at = _open(at, "data_health")
-    assert at.success and "reconcile to the cent" in at.success[0].value
+    assert any("reconcile to the cent" in s.value for s in at.success), [s.value for s in at.success]
 
 
 def test_pages_of_marts_not_built_yet_show_an_empty_state(home, warehouse):
@@ -253,3 +272,271 @@ def test_the_connection_refuses_what_the_check_lets_through(home, warehouse):
             with pytest.raises(duckdb.Error):
                 con.sql(sql).fetchall()
     assert check_user_sql("with x as (select 1) select * from x; ") == "with x as (select 1) select * from x"
+
+
+# --- data health, budgets -------------------------------------------------------------------------
+
+
+def _frame_with(at: AppTest, *columns: str):
+    """The page's dataframe that has these columns (pages show several)."""
+    frames = [d.value for d in at.dataframe if set(columns) <= set(d.value.columns)]
+    assert frames, (columns, [list(d.value.columns) for d in at.dataframe])
+    return frames[0]
+
+
+def test_data_health_shows_loads_freshness_and_validation_from_the_marts(home, warehouse):
+    at = _open(_app(), "data_health")
+    loads = query(
+        warehouse,
+        "select count(*) filter (where is_current) as files, "
+        "sum(rows_landed) filter (where is_current) as rows, "
+        "count(*) filter (where status = 'rejected' and is_latest_for_path) as rejected "
+        "from marts.fct_data_loads",
+    ).row(0, named=True)
+    assert loads["files"] > 0
+    assert _metric(at, "Files loaded") == f"{loads['files']:,}"
+    assert _metric(at, "Rows landed") == f"{int(loads['rows']):,}"
+    assert _metric(at, "Rejected files") == "0" == str(loads["rejected"])
+    # per source: every format's files and rows as the mart counts them
+    shown = _frame_with(at, "format", "files_loaded", "rows_landed")
+    expected = query(
+        warehouse,
+        "select format, count(*) as files, sum(rows_landed) as rows from marts.fct_data_loads "
+        "where is_current group by format",
+    )
+    assert {r["format"]: (r["files"], r["rows"]) for r in expected.iter_rows(named=True)} == {
+        r.format: (r.files_loaded, r.rows_landed) for r in shown.itertuples() if r.files_loaded
+    }
+    assert not at.info or not any("Not loaded" in i.value for i in at.info)  # every source group loaded
+    # freshness: newest telemetry sample and billed usage
+    newest = query(
+        warehouse,
+        "select source_group, max(data_to) as newest from marts.fct_data_freshness group by all",
+    )
+    newest = dict(newest.iter_rows())
+    assert _delta(at, "Telemetry lag") == f"newest {str(newest['telemetry'])[:16]} UTC"
+    assert _delta(at, "Billing lag") == f"newest {str(newest['billing'])[:16]} UTC"
+    lagging = query(
+        warehouse,
+        "select source, provider from marts.fct_data_freshness "
+        "order by data_to, source_group, source, provider nulls first limit 1",
+    ).row(0)
+    assert _delta(at, "Most behind source") == lagging[0] + (f" ({lagging[1]})" if lagging[1] else "")
+    fresh = _frame_with(at, "source", "data_to", "behind_now")
+    assert len(fresh) == int(_scalar(warehouse, "select count(*) from marts.fct_data_freshness"))
+    # validation: the fixture's run passed every expectation
+    suites = query(
+        warehouse,
+        "select count(distinct suite) as suites, count(*) as expectations, "
+        "count(*) filter (where not is_success) as failed "
+        "from marts.fct_validation_results where is_latest_run",
+    ).row(0, named=True)
+    assert suites["suites"] > 5 and suites["failed"] == 0
+    assert _metric(at, "Suites passed") == f"{suites['suites']} of {suites['suites']}"
+    assert _metric(at, "Failed expectations") == "0"
+    assert any(
+        f"All {suites['expectations']:,} expectations of {suites['suites']} suites passed" in s.value
+        for s in at.success
+    ), [s.value for s in at.success]
+
+
+@pytest.fixture(scope="module")
+def troubled_home(tmp_path_factory) -> Path:
+    """A home with one unreadable file (rejected), implausible GPU power (fails validation) and no
+    billing, scheduler, events or business data, validated and built."""
+    from gpu_ledger.build import build
+    from gpu_ledger.home import Home
+    from ingest.runner import ingest
+    from ingest.store import RawStore
+    from ingest.validate import validate
+
+    files = tmp_path_factory.mktemp("troubled-files")
+    (files / "notes.txt").write_text("nothing any format recognises\n")
+    labels = {
+        "__name__": "DCGM_FI_DEV_POWER_USAGE",
+        "UUID": "GPU-8e9487eb-4811-4a83-239f-016e09ec4678",
+        "Hostname": "node-a",
+        "gpu": "0",
+    }
+    values = [[1_790_000_000 + 30 * i, "5000" if i == 3 else "350.5"] for i in range(10)]
+    (files / "power.json").write_text(
+        json.dumps(
+            {
+                "status": "success",
+                "data": {"resultType": "matrix", "result": [{"metric": labels, "values": values}]},
+            }
+        )
+    )
+    home = Home(tmp_path_factory.mktemp("troubled-home"))
+    with RawStore(home.raw_db) as store:
+        outcomes = ingest([files], store, progress=False)
+        assert sorted(o.status for o in outcomes) == ["loaded", "rejected"], outcomes
+        validate(store, home.root)
+    result = build(home)
+    assert result.success, result.output[-3000:]
+    return home.root
+
+
+def test_data_health_lists_rejected_files_failed_expectations_and_missing_sources(troubled_home, monkeypatch):
+    monkeypatch.setenv("GPU_LEDGER_HOME", str(troubled_home))
+    warehouse = troubled_home / "warehouse.duckdb"
+    at = _open(_app(), "data_health")
+    rejected = query(
+        warehouse, "select file_path, error from marts.fct_data_loads where status = 'rejected'"
+    ).row(0, named=True)
+    assert rejected["file_path"].endswith("notes.txt") and "not recognised" in rejected["error"]
+    assert _metric(at, "Rejected files") == "1"
+    assert any("1 file rejected" in e.value for e in at.error), [e.value for e in at.error]
+    shown = _frame_with(at, "file_path", "error")
+    assert shown[["file_path", "error"]].values.tolist() == [[rejected["file_path"], rejected["error"]]]
+    # the sources never loaded are named, with what the warehouse cannot tell without them
+    missing = " ".join(i.value for i in at.info)
+    for group in ("billing", "scheduler", "events", "business"):
+        assert f"**{group}**" in missing, missing
+    assert "**telemetry**" not in missing
+    # validation: the power suite failed on the 5 kW sample, and it is listed
+    failed = query(
+        warehouse,
+        "select suite, expectation, checked_columns, unexpected_count from marts.fct_validation_results "
+        "where is_latest_run and not is_success",
+    )
+    assert failed.rows() == [("dcgm_samples", "expect_column_values_to_be_between", "value", 1)]
+    totals = query(
+        warehouse,
+        "select count(distinct suite) as suites, count(distinct suite) filter (where not is_success) as bad "
+        "from marts.fct_validation_results where is_latest_run",
+    ).row(0, named=True)
+    assert _metric(at, "Suites passed") == f"{totals['suites'] - totals['bad']} of {totals['suites']}"
+    assert _metric(at, "Failed expectations") == "1"
+    listed = _frame_with(at, "expectation", "checked_columns", "unexpected_count")
+    assert listed[["suite", "expectation", "checked_columns", "unexpected_count"]].values.tolist() == [
+        list(r) for r in failed.rows()
+    ]
+    assert any("1 expectation failed in 1 suite" in e.value for e in at.error)
+    # no billing: the reconciliation says what to load
+    assert any("load billing exports" in i.value for i in at.info)
+
+
+def _budget_month(warehouse: Path):
+    return query(warehouse, "select max(month_start) from marts.fct_budget_status").item()
+
+
+def test_budgets_page_equals_the_budget_mart(home, warehouse):
+    month = _budget_month(warehouse)
+    at = _open(_app(), "budgets")
+    assert at.selectbox(key="budgets_month").value.date() == month
+    team_wide = f"from marts.fct_budget_status where month_start = '{month}' and project is null"
+    assert _metric(at, "Budget") == money(_scalar(warehouse, f"select sum(budget) {team_wide}"))
+    assert _metric(at, "Actual to date") == money(
+        _scalar(warehouse, f"select sum(actual_to_date) {team_wide}")
+    )
+    assert _metric(at, "Forecast month end") == money(
+        _scalar(warehouse, f"select sum(forecast_month_end) {team_wide}")
+    )
+    statuses = query(
+        warehouse,
+        f"select status, count(*) from marts.fct_budget_status where month_start = '{month}' group by all",
+    )
+    counts = dict(statuses.iter_rows())
+    assert counts.get("over_budget") and counts.get("on_track")  # the seeded budgets give a mix
+    assert (
+        _metric(at, "Over budget / at risk") == f"{counts.get('over_budget', 0)} / {counts.get('at_risk', 0)}"
+    )
+    table = _frame_with(at, "team", "status", "projected_breach_date")
+    mart = query(
+        warehouse,
+        f"select team, coalesce(project, '') as project, budget::double as budget, "
+        f"forecast_month_end::double as forecast, status, projected_breach_date "
+        f"from marts.fct_budget_status where month_start = '{month}'",
+    )
+    expected = {
+        (r["team"], r["project"]): (
+            round(r["budget"], 2),
+            round(r["forecast"], 2),
+            r["status"],
+            r["projected_breach_date"],
+        )
+        for r in mart.iter_rows(named=True)
+    }
+    shown = {
+        (r.team, "" if r.project == "(whole team)" else r.project): (
+            round(r.budget, 2),
+            round(r.forecast_month_end, 2),
+            r.status,
+            None if r.projected_breach_date == "–" else date.fromisoformat(r.projected_breach_date),
+        )
+        for r in table.itertuples()
+    }
+    assert shown == expected
+    # a team filter narrows the page to that team's budgets
+    team = mart.filter(pl.col("status") == "over_budget")["team"][0]
+    at.multiselect(key="filter_teams").set_value([team])
+    at.run()
+    assert _metric(at, "Budget") == money(
+        _scalar(warehouse, f"select sum(budget) {team_wide} and team = '{team}'")
+    )
+    assert set(_frame_with(at, "team", "status")["team"]) == {team}
+
+
+def test_overview_shows_this_months_spend_against_budget(home, warehouse):
+    month = _budget_month(warehouse)
+    at = _open(_app(), "overview")
+    team_wide = f"from marts.fct_budget_status where month_start = '{month}' and project is null"
+    assert _metric(at, "Spend this month vs budget") == money(
+        _scalar(warehouse, f"select sum(actual_to_date) {team_wide}")
+    )
+    assert _metric(at, "Forecast month end") == money(
+        _scalar(warehouse, f"select sum(forecast_month_end) {team_wide}")
+    )
+    over = int(_scalar(warehouse, f"select count(*) {team_wide} and status = 'over_budget'"))
+    risk = int(_scalar(warehouse, f"select count(*) {team_wide} and status = 'at_risk'"))
+    assert _metric(at, "Teams over budget / at risk") == f"{over} / {risk}"
+
+
+# --- recommendations ------------------------------------------------------------------------------
+
+
+def test_purchasing_ranks_recommendations_by_saving_as_the_mart(home, warehouse):
+    mart = query(
+        warehouse,
+        "select recommendation_type, provider, estimated_monthly_savings::double as saving, "
+        "current_monthly_cost::double as current_cost, rationale "
+        "from marts.fct_purchasing_recommendations order by saving desc, recommendation_id",
+    )
+    assert mart.height > 0, "the simulated fleet plants stories the recommendations must find"
+    at = _open(_app(), "purchasing")
+    assert _metric(at, "Savings available per month") == money(mart["saving"].sum())
+    assert _metric(at, "Recommendations") == f"{mart.height:,}"
+    table = _frame_with(at, "scope", "estimated_monthly_savings", "rationale")
+    assert table["estimated_monthly_savings"].round(2).tolist() == [round(v, 2) for v in mart["saving"]]
+    assert table["rationale"].tolist() == mart["rationale"].to_list()
+    assert table["current_monthly_cost"].round(2).tolist() == [round(v, 2) for v in mart["current_cost"]]
+    # a provider filter keeps that provider's recommendations only
+    provider = mart["provider"][0]
+    _filter(at, *_window(warehouse)[:2], provider=provider)
+    mine = mart.filter(pl.col("provider") == provider)
+    assert _metric(at, "Savings available per month") == money(mine["saving"].sum())
+    assert len(_frame_with(at, "scope", "rationale")) == mine.height
+
+
+def test_overview_shows_the_savings_available(home, warehouse):
+    at = _open(_app(), "overview")
+    total = _scalar(
+        warehouse, "select sum(estimated_monthly_savings) from marts.fct_purchasing_recommendations"
+    )
+    assert total > 0
+    assert _metric(at, "Savings available per month") == money(total)
+    team = query(
+        warehouse,
+        "select team from marts.fct_purchasing_recommendations group by team "
+        "order by sum(estimated_monthly_savings) desc limit 1",
+    ).item()
+    at.multiselect(key="filter_teams").set_value([team])
+    at.run()
+    assert _metric(at, "Savings available per month") == money(
+        _scalar(
+            warehouse,
+            "select sum(estimated_monthly_savings) from marts.fct_purchasing_recommendations "
+            f"where team = '{team}'",
+        )
+    )

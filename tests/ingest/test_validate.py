@@ -77,3 +77,30 @@ def test_validate_without_landed_data_says_what_to_do(tmp_path: Path):
     result = _cli("validate", "--home", str(tmp_path))
     assert result.returncode == 2
     assert "run gpu-ledger ingest first" in result.stderr
+
+
+def test_validate_runs_again_on_the_same_home_and_keeps_every_run(tmp_path: Path):
+    """A second run (after more files landed, or just later) reuses the suites' stored definitions."""
+    f = tmp_path / "power.json"
+    f.write_text(
+        json.dumps(
+            {
+                "status": "success",
+                "data": {
+                    "resultType": "matrix",
+                    "result": [{"metric": GPU, "values": [[1_790_000_000, "350"]]}],
+                },
+            }
+        )
+    )
+    home = tmp_path / "home"
+    assert _cli("ingest", "--home", str(home), "--quiet", str(f)).returncode == 0
+    for _ in range(2):
+        result = _cli("validate", "--home", str(home))
+        assert result.returncode == 0, result.stdout + result.stderr
+    with duckdb.connect(str(home / "landed.duckdb"), read_only=True) as con:
+        per_run = con.sql(
+            "select run_id, count(*), bool_and(success) from raw.validation_results group by run_id"
+        ).fetchall()
+    assert len(per_run) == 2, per_run
+    assert per_run[0][1] == per_run[1][1] > 0 and all(r[2] for r in per_run), per_run

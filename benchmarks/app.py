@@ -1,0 +1,213 @@
+"""How long each page of the Streamlit app takes to render over a built warehouse, cold and warm.
+
+    .venv/bin/python benchmarks/app.py --home .gpu-ledger              # every page, headless (AppTest)
+    .venv/bin/python benchmarks/app.py --home H --browser              # also page loads in Chromium
+    .venv/bin/python benchmarks/app.py --home H --pages overview jobs  # some pages only
+
+Needs a home with a published warehouse (`gpu-ledger build`; benchmarks/build.py makes a large one).
+1. Headless, with streamlit's AppTest: for each page, the script run after clearing Streamlit's
+   caches (cold: every query goes to DuckDB, the sidebar's filter options included), then the same
+   page again (warm: the queries are answered from `st.cache_data`). This is the app's own cost:
+   queries, frames, charts; not the browser's drawing.
+2. With --browser, a real `streamlit run` and headless Chromium (/usr/bin/chromium, pip playwright):
+   each page is loaded twice, each load a new session; the time from navigation to the end of the
+   script run (the state the app reports on its root element), first with the server's caches cold
+   for that page (the sidebar's filter options are cached by the first load, of the overview), then
+   warm.
+The operating system's file cache is not dropped: "cold" means Streamlit's caches, not the disk's.
+Prints the warehouse's size and the rows of its biggest marts, then one line per page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app" / "streamlit_app.py"
+CHROMIUM = Path("/usr/bin/chromium")
+PAGES = [
+    "overview",
+    "showback",
+    "budgets",
+    "waste",
+    "jobs",
+    "purchasing",
+    "business",
+    "capacity",
+    "data_health",
+    "sql",
+]
+BIG_MARTS = ("fct_gpu_hours", "fct_gpu_hour_allocations", "fct_job_costs", "fct_billing_focus")
+
+
+def _warehouse_figures(warehouse: Path) -> str:
+    from gpu_ledger.warehouse import query
+
+    size = warehouse.stat().st_size / 2**20
+    rows = []
+    for mart in BIG_MARTS:
+        try:
+            rows.append(f"{mart} {query(warehouse, f'select count(*) from marts.{mart}').item():,}")
+        except Exception:  # a mart this warehouse does not have
+            continue
+    return f"{size:,.1f} MiB ({', '.join(rows)} rows)"
+
+
+def _entry(folder: Path) -> Path:
+    """The real entrypoint run from a folder without `pages/` (AppTest would otherwise treat app/pages
+    as the old pages-directory app and run a page without the entrypoint's sidebar)."""
+    (folder / "views").symlink_to(APP.parent / "pages", target_is_directory=True)
+    shim = folder / "main.py"
+    shim.write_text(f"import runpy\nrunpy.run_path({str(APP)!r}, run_name='__main__')\n")
+    return shim
+
+
+def headless(pages: list[str], repeats: int) -> list[tuple[str, float, float]]:
+    """(page, cold seconds, warm seconds) per page, each the median of `repeats` runs."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    logging.disable(logging.WARNING)  # no "bare mode" warnings between the figures
+
+    out = []
+    with tempfile.TemporaryDirectory(prefix="gpu-ledger-app-bench-") as tmp:
+        entry = _entry(Path(tmp))
+        for page in pages:
+            cold, warm = [], []
+            for _ in range(repeats):
+                at = AppTest.from_file(str(entry), default_timeout=900)
+                at.run()
+                at.switch_page(f"views/{page}.py")
+                st.cache_data.clear()
+                st.cache_resource.clear()
+                started = time.perf_counter()
+                at.run()
+                cold.append(time.perf_counter() - started)
+                if at.exception:
+                    raise SystemExit(f"{page}: {at.exception[0].value}")
+                started = time.perf_counter()
+                at.run()
+                warm.append(time.perf_counter() - started)
+            out.append((page, statistics.median(cold), statistics.median(warm)))
+    logging.disable(logging.NOTSET)
+    return out
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def browser(home: Path, pages: list[str]) -> list[tuple[str, float, float]]:
+    """(page, first load seconds, second load seconds) per page, in headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [
+        str(Path(sys.executable).with_name("streamlit")),
+        "run",
+        str(APP),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    env = {**os.environ, "GPU_LEDGER_HOME": str(home)}
+    server = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    out = []
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("streamlit did not start") from None
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            chromium = p.chromium.launch(
+                executable_path=str(CHROMIUM),
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+            )
+            tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+
+            def load(page: str) -> float:
+                started = time.perf_counter()
+                tab.goto(f"{url}/{'' if page == 'overview' else page}", wait_until="domcontentloaded")
+                tab.wait_for_selector(
+                    "[data-testid='stApp'][data-test-script-state='notRunning']", timeout=900_000
+                )
+                elapsed = time.perf_counter() - started
+                if tab.locator("[data-testid='stException']").count():
+                    raise SystemExit(f"{page}: the page shows an exception")
+                return elapsed
+
+            # a fresh server learns the app's pages (st.navigation) from its first run of the entrypoint,
+            # at the root URL: the overview goes first whether asked for or not
+            first_overview = load("overview")
+            for page in pages:
+                first = first_overview if page == "overview" else load(page)
+                out.append((page, first, load(page)))
+            chromium.close()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)  # the server's own process group, by its PID
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--home", type=Path, default=Path(os.environ.get("GPU_LEDGER_HOME", ".gpu-ledger")))
+    p.add_argument("--pages", nargs="+", choices=PAGES, default=PAGES)
+    p.add_argument("--repeats", type=int, default=1, help="headless runs per page; the median is printed")
+    p.add_argument("--browser", action="store_true", help="also time page loads in headless Chromium")
+    args = p.parse_args()
+
+    home = args.home.resolve()
+    warehouse = home / "warehouse.duckdb"
+    if not warehouse.exists():
+        raise SystemExit(f"no warehouse at {warehouse}: run gpu-ledger build --home {home} first")
+    os.environ["GPU_LEDGER_HOME"] = str(home)  # the app reads its home from the environment
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+    print(f"warehouse        {warehouse}")
+    print(f"size             {_warehouse_figures(warehouse)}")
+    print(f"{'page (AppTest)':<16} {'cold s':>8} {'warm s':>8}")
+    for page, cold, warm in headless(args.pages, args.repeats):
+        print(f"{page:<16} {cold:>8.2f} {warm:>8.2f}")
+    if args.browser:
+        if not CHROMIUM.exists():
+            raise SystemExit(f"--browser needs Chromium at {CHROMIUM}")
+        print(f"{'page (Chromium)':<16} {'first s':>8} {'again s':>8}")
+        for page, first, second in browser(home, args.pages):
+            print(f"{page:<16} {first:>8.2f} {second:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
