@@ -55,6 +55,32 @@ series as (
     group by series_id
 ),
 
+-- a stream: one unit x one consumer label set, numbered so that the samples are grouped on an
+-- integer rather than on six label columns
+series_streams as (
+    select
+        *,
+        dense_rank() over (
+            order by gpu_uuid, mig_instance_id, pod_namespace, pod_name, pod_uid, hpc_job_id
+        ) as stream_id
+    from series
+),
+
+streams as (
+    select
+        stream_id,
+        max(gpu_uuid) as gpu_uuid,
+        max(mig_instance_id) as mig_instance_id,
+        max(pod_namespace) as pod_namespace,
+        max(pod_name) as pod_name,
+        max(pod_uid) as pod_uid,
+        max(hpc_job_id) as hpc_job_id,
+        max(hostname) as hostname,
+        max(mig_profile) as mig_profile
+    from series_streams
+    group by stream_id
+),
+
 samples as (
     select
         series_id,
@@ -66,81 +92,52 @@ samples as (
     {%- endif %}
 ),
 
-unit_times as (
+stream_times as (
     select
-        series.gpu_uuid,
-        series.mig_instance_id,
-        series.pod_namespace,
-        series.pod_name,
-        series.pod_uid,
-        series.hpc_job_id,
+        series_streams.stream_id,
         samples.sampled_at,
-        max(series.hostname) as hostname,
-        max(series.mig_profile) as mig_profile,
-        max(case when series.metric = 'DCGM_FI_DEV_GPU_UTIL' then samples.value end) as gpu_util_pct,
-        max(case when series.metric = 'DCGM_FI_PROF_GR_ENGINE_ACTIVE' then samples.value end)
+        max(case when series_streams.metric = 'DCGM_FI_DEV_GPU_UTIL' then samples.value end) as gpu_util_pct,
+        max(case when series_streams.metric = 'DCGM_FI_PROF_GR_ENGINE_ACTIVE' then samples.value end)
             as gr_engine_active,
-        max(case when series.metric = 'DCGM_FI_DEV_FB_USED' then samples.value end) as fb_used_mib,
-        max(case when series.metric = 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION' then samples.value end)
+        max(case when series_streams.metric = 'DCGM_FI_DEV_FB_USED' then samples.value end) as fb_used_mib,
+        max(case when series_streams.metric = 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION' then samples.value end)
             as energy_mj
     from samples
-    inner join series
-        on samples.series_id = series.series_id
-    group by
-        series.gpu_uuid,
-        series.mig_instance_id,
-        series.pod_namespace,
-        series.pod_name,
-        series.pod_uid,
-        series.hpc_job_id,
-        samples.sampled_at
+    inner join series_streams
+        on samples.series_id = series_streams.series_id
+    group by series_streams.stream_id, samples.sampled_at
 ),
 
-consumers as (
+stream_gaps as (
     select
-        *,
-        case
-            when pod_name is not null
-                then
-                    'pod:' || coalesce(pod_namespace, '') || '/' || pod_name
-                    || coalesce('/' || pod_uid, '')
-                    || coalesce(' hpc_job:' || hpc_job_id, '')
-            when hpc_job_id is not null then 'hpc_job:' || hpc_job_id
-        end as consumer,
+        stream_id,
         cast(round({{ seconds_between(
-            'lag(sampled_at) over (
-                partition by gpu_uuid, mig_instance_id, pod_namespace, pod_name, pod_uid, hpc_job_id
-                order by sampled_at
-            )',
-            'sampled_at'
+            'lag(sampled_at) over (partition by stream_id order by sampled_at)', 'sampled_at'
         ) }}) as integer) as gap_seconds
-    from unit_times
+    from stream_times
 ),
 
 gap_counts as (
     select
-        gpu_uuid,
-        mig_instance_id,
-        consumer,
-        gap_seconds,
+        stream_gaps.stream_id,
+        streams.gpu_uuid,
+        stream_gaps.gap_seconds,
         count(*) as gaps
-    from consumers
-    where gap_seconds > 0
-    group by gpu_uuid, mig_instance_id, consumer, gap_seconds
+    from stream_gaps
+    inner join streams
+        on stream_gaps.stream_id = streams.stream_id
+    where stream_gaps.gap_seconds > 0
+    group by stream_gaps.stream_id, streams.gpu_uuid, stream_gaps.gap_seconds
 ),
 
 stream_steps as (
     select
-        gpu_uuid,
-        mig_instance_id,
-        consumer,
+        stream_id,
         gap_seconds as step_seconds
     from (
         select
             *,
-            row_number() over (
-                partition by gpu_uuid, mig_instance_id, consumer order by gaps desc, gap_seconds asc
-            ) as gap_rank
+            row_number() over (partition by stream_id order by gaps desc, gap_seconds asc) as gap_rank
         from gap_counts
     ) as ranked
     where gap_rank = 1 and gaps >= {{ var('telemetry_step_min_gaps', 3) }}
@@ -174,56 +171,72 @@ overall_step as (
     where gap_rank = 1
 ),
 
-final as (
+labelled_streams as (
     select
-        -- ids
-        consumers.gpu_uuid,
-        consumers.mig_instance_id,
-        consumers.consumer,
-        consumers.pod_namespace,
-        consumers.pod_name,
-        consumers.pod_uid,
-        consumers.hpc_job_id,
-        consumers.hostname,
-        -- dimensions
-        consumers.mig_profile,
+        streams.*,
         case
-            when consumers.pod_name is not null and consumers.hpc_job_id is not null then 'kubernetes+slurm'
-            when consumers.pod_name is not null then 'kubernetes'
-            when consumers.hpc_job_id is not null then 'slurm'
+            when streams.pod_name is not null
+                then
+                    'pod:' || coalesce(streams.pod_namespace, '') || '/' || streams.pod_name
+                    || coalesce('/' || streams.pod_uid, '')
+                    || coalesce(' hpc_job:' || streams.hpc_job_id, '')
+            when streams.hpc_job_id is not null then 'hpc_job:' || streams.hpc_job_id
+        end as consumer,
+        case
+            when streams.pod_name is not null and streams.hpc_job_id is not null then 'kubernetes+slurm'
+            when streams.pod_name is not null then 'kubernetes'
+            when streams.hpc_job_id is not null then 'slurm'
         end as scheduler,
         case
-            when consumers.mig_instance_id is null then 7
-            else {{ telemetry_mig_compute_slices('consumers.mig_profile') }}
+            when streams.mig_instance_id is null then 7
+            else {{ telemetry_mig_compute_slices('streams.mig_profile') }}
         end as compute_slices,
-        -- numerics
         cast(coalesce(
             stream_steps.step_seconds,
             gpu_steps.step_seconds,
             overall_step.step_seconds,
             {{ var('telemetry_default_step_seconds', 30) }}
-        ) as integer) as step_seconds,
+        ) as integer) as step_seconds
+    from streams
+    left join stream_steps
+        on streams.stream_id = stream_steps.stream_id
+    left join gpu_steps
+        on streams.gpu_uuid = gpu_steps.gpu_uuid
+    left join overall_step
+        on true
+),
+
+final as (
+    select
+        -- ids
+        labelled_streams.gpu_uuid,
+        labelled_streams.mig_instance_id,
+        labelled_streams.consumer,
+        labelled_streams.pod_namespace,
+        labelled_streams.pod_name,
+        labelled_streams.pod_uid,
+        labelled_streams.hpc_job_id,
+        labelled_streams.hostname,
+        -- dimensions
+        labelled_streams.mig_profile,
+        labelled_streams.scheduler,
+        labelled_streams.compute_slices,
+        -- numerics
+        labelled_streams.step_seconds,
         -- a whole GPU's utilisation is GPU_UTIL (GR_ENGINE_ACTIVE where GPU_UTIL is absent); a MIG
         -- slice reports no GPU_UTIL: its activity is GR_ENGINE_ACTIVE, % of the slice's own capacity
         case
-            when consumers.mig_instance_id is null
-                then coalesce(consumers.gpu_util_pct, consumers.gr_engine_active * 100)
-            else consumers.gr_engine_active * 100
+            when labelled_streams.mig_instance_id is null
+                then coalesce(stream_times.gpu_util_pct, stream_times.gr_engine_active * 100)
+            else stream_times.gr_engine_active * 100
         end as unit_util_pct,
-        consumers.fb_used_mib,
-        consumers.energy_mj,
+        stream_times.fb_used_mib,
+        stream_times.energy_mj,
         -- timestamps
-        consumers.sampled_at
-    from consumers
-    left join stream_steps
-        on
-            consumers.gpu_uuid = stream_steps.gpu_uuid
-            and consumers.mig_instance_id is not distinct from stream_steps.mig_instance_id
-            and consumers.consumer is not distinct from stream_steps.consumer
-    left join gpu_steps
-        on consumers.gpu_uuid = gpu_steps.gpu_uuid
-    left join overall_step
-        on true
+        stream_times.sampled_at
+    from stream_times
+    inner join labelled_streams
+        on stream_times.stream_id = labelled_streams.stream_id
 )
 
 select * from final
