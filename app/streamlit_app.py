@@ -16,7 +16,8 @@ if str(ROOT) not in sys.path:  # `streamlit run` puts app/ on the path, not the 
 
 from app import filters  # noqa: E402
 
-PAGES = Path(__file__).resolve().parent / "pages"
+# not `pages/`: Streamlit would take that folder for its older pages-directory app
+PAGES = Path(__file__).resolve().parent / "views"
 
 st.set_page_config(page_title="GPU Ledger", page_icon=":material/memory:", layout="wide")
 

@@ -28,7 +28,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -64,15 +63,6 @@ def _warehouse_figures(warehouse: Path) -> str:
     return f"{size:,.1f} MiB ({', '.join(rows)} rows)"
 
 
-def _entry(folder: Path) -> Path:
-    """The real entrypoint run from a folder without `pages/` (AppTest would otherwise treat app/pages
-    as the old pages-directory app and run a page without the entrypoint's sidebar)."""
-    (folder / "views").symlink_to(APP.parent / "pages", target_is_directory=True)
-    shim = folder / "main.py"
-    shim.write_text(f"import runpy\nrunpy.run_path({str(APP)!r}, run_name='__main__')\n")
-    return shim
-
-
 def headless(pages: list[str], repeats: int) -> list[tuple[str, float, float]]:
     """(page, cold seconds, warm seconds) per page, each the median of `repeats` runs."""
     import streamlit as st
@@ -81,25 +71,23 @@ def headless(pages: list[str], repeats: int) -> list[tuple[str, float, float]]:
     logging.disable(logging.WARNING)  # no "bare mode" warnings between the figures
 
     out = []
-    with tempfile.TemporaryDirectory(prefix="gpu-ledger-app-bench-") as tmp:
-        entry = _entry(Path(tmp))
-        for page in pages:
-            cold, warm = [], []
-            for _ in range(repeats):
-                at = AppTest.from_file(str(entry), default_timeout=900)
-                at.run()
-                at.switch_page(f"views/{page}.py")
-                st.cache_data.clear()
-                st.cache_resource.clear()
-                started = time.perf_counter()
-                at.run()
-                cold.append(time.perf_counter() - started)
-                if at.exception:
-                    raise SystemExit(f"{page}: {at.exception[0].value}")
-                started = time.perf_counter()
-                at.run()
-                warm.append(time.perf_counter() - started)
-            out.append((page, statistics.median(cold), statistics.median(warm)))
+    for page in pages:
+        cold, warm = [], []
+        for _ in range(repeats):
+            at = AppTest.from_file(str(APP), default_timeout=900)
+            at.run()
+            at.switch_page(f"views/{page}.py")
+            st.cache_data.clear()
+            st.cache_resource.clear()
+            started = time.perf_counter()
+            at.run()
+            cold.append(time.perf_counter() - started)
+            if at.exception:
+                raise SystemExit(f"{page}: {at.exception[0].value}")
+            started = time.perf_counter()
+            at.run()
+            warm.append(time.perf_counter() - started)
+        out.append((page, statistics.median(cold), statistics.median(warm)))
     logging.disable(logging.NOTSET)
     return out
 
@@ -163,12 +151,8 @@ def browser(home: Path, pages: list[str]) -> list[tuple[str, float, float]]:
                     raise SystemExit(f"{page}: the page shows an exception")
                 return elapsed
 
-            # a fresh server learns the app's pages (st.navigation) from its first run of the entrypoint,
-            # at the root URL: the overview goes first whether asked for or not
-            first_overview = load("overview")
             for page in pages:
-                first = first_overview if page == "overview" else load(page)
-                out.append((page, first, load(page)))
+                out.append((page, load(page), load(page)))
             chromium.close()
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # the server's own process group, by its PID

@@ -96,6 +96,21 @@ def server(warehouse: Path):
         log.close()
 
 
+def test_a_fresh_server_opens_a_page_by_its_own_url(server: str):
+    """A bookmarked page (here Data health) works as the server's very first request."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{server}/data_health", wait_until="domcontentloaded")
+            page.get_by_text(PAGES["data_health"], exact=False).first.wait_for(timeout=30_000)
+            assert page.locator("[data-testid='stException']").count() == 0
+        finally:
+            browser.close()
+
+
 def test_every_page_renders_in_chromium(server: str, tmp_path_factory):
     from playwright.sync_api import sync_playwright
 

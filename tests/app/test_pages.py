@@ -15,7 +15,6 @@ from app.filters import money, number
 from gpu_ledger.warehouse import query
 
 APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
-ENTRY = APP  # replaced per module by the `entry` fixture
 PAGES = [
     "overview",
     "showback",
@@ -30,27 +29,6 @@ PAGES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def entry(tmp_path_factory) -> Path:
-    """A shim entrypoint beside a `views` link to app/pages.
-
-    AppTest treats a `pages/` folder next to the main script as the old pages-directory app, and its
-    switch_page then runs the page alone, without the entrypoint's sidebar filters (a real server
-    runs st.navigation's pages with the entrypoint). Running the real entrypoint from a folder
-    without `pages/` keeps AppTest on st.navigation.
-    """
-    folder = tmp_path_factory.mktemp("entry")
-    (folder / "views").symlink_to(APP.parent / "pages", target_is_directory=True)
-    shim = folder / "main.py"
-    shim.write_text(f"import runpy\nrunpy.run_path({str(APP)!r}, run_name='__main__')\n")
-    return shim
-
-
-@pytest.fixture(autouse=True)
-def _entry(entry: Path) -> None:
-    globals()["ENTRY"] = entry
-
-
 @pytest.fixture
 def home(warehouse: Path, monkeypatch) -> Path:
     monkeypatch.setenv("GPU_LEDGER_HOME", str(warehouse.parent))
@@ -58,7 +36,7 @@ def home(warehouse: Path, monkeypatch) -> Path:
 
 
 def _app() -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=60)
+    at = AppTest.from_file(str(APP), default_timeout=60)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
