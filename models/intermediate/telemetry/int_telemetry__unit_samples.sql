@@ -194,7 +194,7 @@ final as (
         end as scheduler,
         case
             when consumers.mig_instance_id is null then 7
-            else {{ telemetry_mig_compute_slices('consumers.mig_profile') }}
+            else {{ mig_compute_slices('consumers.mig_profile') }}
         end as compute_slices,
         -- numerics
         cast(coalesce(
