@@ -1,19 +1,13 @@
 {#-
-    Telemetry and inventory helpers, behind adapter.dispatch so that the models stay portable.
+    Telemetry helpers. Engine-specific SQL is in the dispatched macros these call
+    (macros/text/text_sql.sql), so that the models stay portable.
 -#}
 
 {#- Compute slices (g of 7) of a MIG profile name, read from its `<g>g` prefix (`7g.79gb` -> 7);
-    null when the name has no such prefix. -#}
-{% macro telemetry_mig_compute_slices(profile) -%}
-    {{ return(adapter.dispatch('telemetry_mig_compute_slices', 'gpu_ledger')(profile)) }}
-{%- endmacro %}
-
-{% macro default__telemetry_mig_compute_slices(profile) -%}
-    cast(nullif({{ dbt.split_part(profile, "'g'", 1) }}, '') as integer)
-{%- endmacro %}
-
-{% macro duckdb__telemetry_mig_compute_slices(profile) -%}
-    try_cast(nullif(regexp_extract({{ profile }}, '^\s*(\d+)g', 1), '') as integer)
+    null when the name has no such prefix. The one reading of a profile, for DCGM series and
+    scheduler requests alike. -#}
+{% macro mig_compute_slices(profile) -%}
+    {{ regexp_int(profile, '^\s*(\d+)g') }}
 {%- endmacro %}
 
 
@@ -31,15 +25,4 @@
     {%- endif -%}
     {%- set lookback = modules.datetime.timedelta(hours=var('telemetry_incremental_lookback_hours', 1)) -%}
     {{ return("cast('" ~ (newest - lookback).isoformat() ~ "' as timestamp with time zone)") }}
-{%- endmacro %}
-
-
-{#- One row per element of a list column: `select <columns>, <alias> from <relation> cross join
-    the list's elements`. DuckDB and Postgres unnest; Spark would explode. -#}
-{% macro inventory_unnest(list_column, alias) -%}
-    {{ return(adapter.dispatch('inventory_unnest', 'gpu_ledger')(list_column, alias)) }}
-{%- endmacro %}
-
-{% macro default__inventory_unnest(list_column, alias) -%}
-    unnest({{ list_column }}) as {{ alias }}
 {%- endmacro %}

@@ -45,6 +45,14 @@
     timezone('UTC', cast({{ d }} as timestamp))
 {%- endmacro %}
 
+{#- Midnight UTC of the first day of a 'YYYYMM' month (GCP's invoice.month), as an instant. -#}
+{% macro yyyymm_month_start(month_text) -%}
+    {{ return(adapter.dispatch('yyyymm_month_start', 'gpu_ledger')(month_text)) }}
+{%- endmacro %}
+{% macro default__yyyymm_month_start(month_text) -%}
+    timezone('UTC', cast(strptime({{ month_text }}, '%Y%m') as timestamp))
+{%- endmacro %}
+
 {#- The billing period (calendar month, UTC) of an instant, as 'YYYY-MM'. -#}
 {% macro month_key(ts) -%}
     {{ return(adapter.dispatch('month_key', 'gpu_ledger')(ts)) }}

@@ -18,12 +18,12 @@ classified as (
         *,
         line_item_type in ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage', 'SavingsPlanNegation')
             as is_usage_line,
-        regexp_matches(coalesce(usage_type, ''), '(^|-)(BoxUsage|SpotUsage|DedicatedUsage|HostUsage):')
+        {{ regexp_contains("coalesce(usage_type, '')", '(^|-)(BoxUsage|SpotUsage|DedicatedUsage|HostUsage):') }}
             as is_instance_usage,
-        regexp_matches(coalesce(usage_type, ''), '(^|-)SpotUsage:') as is_spot,
+        {{ regexp_contains("coalesce(usage_type, '')", '(^|-)SpotUsage:') }} as is_spot,
         coalesce(
             nullif(instance_type, ''),
-            nullif(regexp_extract(usage_type, ':([a-z0-9-]+\.[a-z0-9-]+)$', 1), '')
+            {{ regexp_group('usage_type', ':([a-z0-9-]+\.[a-z0-9-]+)$') }}
         ) as derived_instance_type,
         coalesce(reservation_arn, savings_plan_arn) as commitment_arn
     from line_items
@@ -141,7 +141,7 @@ final as (
         pricing_unit as PricingUnit,
         'AWS' as ProviderName,
         coalesce(billing_entity, 'AWS') as PublisherName,
-        coalesce(region_code, regexp_extract(availability_zone, '^([a-z]+-[a-z]+-[0-9]+)', 1)) as RegionId,
+        coalesce(region_code, {{ regexp_group('availability_zone', '^([a-z]+-[a-z]+-[0-9]+)') }}) as RegionId,
         region_name as RegionName,
         resource_id as ResourceId,
         cast(null as varchar) as ResourceName,

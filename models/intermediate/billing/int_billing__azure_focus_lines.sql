@@ -26,7 +26,7 @@ views as (
     -- only an actual (or unknown) file keeps all its rows, cost as both Billed and Effective.
     select
         *,
-        bool_or(cost_view = 'amortized') over (partition by scope_id, billing_month) as has_amortized
+        {{ dbt.bool_or("cost_view = 'amortized'") }} over (partition by scope_id, billing_month) as has_amortized
     from scoped
 ),
 
@@ -49,7 +49,7 @@ counted as (
             else 'Adjustment'
         end as charge_category,
         case
-            when resource_id ilike '%/virtualmachines/%' then lower({{ last_path_segment('resource_id') }})
+            when lower(resource_id) like '%/virtualmachines/%' then lower({{ last_path_segment('resource_id') }})
             when vm_size is not null then lower({{ json_text('additional_info', '$.VMName') }})
         end as instance_id
     from views
@@ -98,7 +98,7 @@ final as (
         end as CommitmentDiscountStatus,
         case
             when benefit_id is null then null
-            when pricing_model = 'SavingsPlan' or benefit_id ilike '%savingsplan%' then 'Savings Plan'
+            when pricing_model = 'SavingsPlan' or lower(benefit_id) like '%savingsplan%' then 'Savings Plan'
             else 'Reservation'
         end as CommitmentDiscountType,
         cast(null as varchar) as CommitmentDiscountUnit,
@@ -173,7 +173,7 @@ final as (
         cast(null as varchar) as x_GpuModel,
         cast(null as integer) as x_GpuCount,
         case
-            when charge_type = 'Usage' and vm_size is not null and unit_of_measure ilike '%hour%' then quantity * 3600
+            when charge_type = 'Usage' and vm_size is not null and lower(unit_of_measure) like '%hour%' then quantity * 3600
         end as x_UsageSeconds,
         cast(0 as double) as x_DepreciationCost,
         cast(0 as double) as x_FacilityCost,

@@ -48,9 +48,9 @@ enriched as (
         *,
         case
             when is_azure then azure_vm_size
-            when is_aws then nullif(regexp_extract(
-                ChargeDescription, '([a-z][a-z0-9-]*\.(?:[0-9]*xlarge|large|medium|small|micro|nano|metal))', 1
-            ), '')
+            when is_aws then {{ regexp_group(
+                'ChargeDescription', '([a-z][a-z0-9-]*\.(?:[0-9]*xlarge|large|medium|small|micro|nano|metal))'
+            ) }}
         end as instance_type,
         case
             when is_azure and lower(coalesce(ResourceId, '')) like '%/virtualmachines/%'
@@ -140,7 +140,7 @@ final as (
         ServiceSubcategory,
         SkuId,
         SkuMeter,
-        case when json_valid(SkuPriceDetails) then SkuPriceDetails end as SkuPriceDetails,
+        case when {{ is_json('SkuPriceDetails') }} then SkuPriceDetails end as SkuPriceDetails,
         SkuPriceId,
         SubAccountId,
         SubAccountName,

@@ -34,7 +34,9 @@ unioned as (
 
 with_gpus as (
     select
-        unioned.* exclude (x_GpuModel, x_GpuCount),
+        {%- for name, kind in columns if name not in ('x_IsGpuInstance', 'x_GpuModel', 'x_GpuCount') %}
+        unioned.{{ name }},
+        {%- endfor %}
         coalesce(unioned.x_GpuModel, catalogue.gpu_model) as x_GpuModel,
         coalesce(unioned.x_GpuCount, catalogue.gpu_count) as x_GpuCount
     from unioned
@@ -48,7 +50,7 @@ final as (
         {%- if name == 'x_IsGpuInstance' %}
         coalesce(x_GpuCount, 0) > 0 as x_IsGpuInstance,
         {%- elif kind == 'tags' %}
-        cast(coalesce({{ name }}, map()) as map(varchar, varchar)) as {{ name }},
+        {{ as_string_map(name) }} as {{ name }},
         {%- elif kind == 'json' %}
         cast({{ name }} as varchar) as {{ name }},
         {%- else %}

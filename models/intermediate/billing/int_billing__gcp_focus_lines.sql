@@ -6,10 +6,10 @@ with charges as (
 classified as (
     select
         *,
-        sku_description ilike '%gpu%' as is_gpu_sku,
+        lower(sku_description) like '%gpu%' as is_gpu_sku,
         {{ json_list_has_type('credits', 'COMMITTED_USAGE_DISCOUNT') }} as has_cud,
         {{ json_list_first_id('credits', 'COMMITTED_USAGE_DISCOUNT') }} as cud_id,
-        sku_description ilike '%spot%' or sku_description ilike '%preemptible%' as is_spot,
+        lower(sku_description) like '%spot%' or lower(sku_description) like '%preemptible%' as is_spot,
         {{ last_path_segment('resource_name') }} as resource_short_name
     from charges
 ),
@@ -27,7 +27,7 @@ vm_resolved as (
         coalesce(
             resource_name,
             case
-                when is_gpu_sku then any_value(resource_name) over (partition by project_id, zone, usage_start_at, machine_type)
+                when is_gpu_sku then max(resource_name) over (partition by project_id, zone, usage_start_at, machine_type)
             end
         ) as vm_resource_name
     from classified
@@ -43,10 +43,10 @@ final as (
         'Billing Account' as BillingAccountType,
         coalesce(currency, 'USD') as BillingCurrency,
         coalesce(
-            {{ utc_midnight("strptime(invoice_month, '%Y%m')") }} + interval 1 month,
+            {{ yyyymm_month_start('invoice_month') }} + interval 1 month,
             {{ utc_trunc('month', 'usage_start_at') }} + interval 1 month
         ) as BillingPeriodEnd,
-        coalesce({{ utc_midnight("strptime(invoice_month, '%Y%m')") }}, {{ utc_trunc('month', 'usage_start_at') }})
+        coalesce({{ yyyymm_month_start('invoice_month') }}, {{ utc_trunc('month', 'usage_start_at') }})
             as BillingPeriodStart,
         cast(null as varchar) as CapacityReservationId,
         cast(null as varchar) as CapacityReservationStatus,
@@ -133,7 +133,7 @@ final as (
         cast(null as varchar) as x_GpuModel,
         cast(null as integer) as x_GpuCount,
         case
-            when vm_machine_type is not null and not is_gpu_sku and sku_description ilike '%core%'
+            when vm_machine_type is not null and not is_gpu_sku and lower(sku_description) like '%core%'
                 and lower(usage_unit) in ('seconds', 's') then usage_amount
         end as x_UsageSeconds,
         cast(0 as double) as x_DepreciationCost,

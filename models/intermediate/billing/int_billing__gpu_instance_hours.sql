@@ -23,7 +23,7 @@ instance_usage as (
 hourly as (
     select
         *,
-        unnest({{ hour_starts('ChargePeriodStart', 'ChargePeriodEnd') }}) as hour_start
+        {{ unnest_hour_starts('ChargePeriodStart', 'ChargePeriodEnd') }} as hour_start
     from instance_usage
 ),
 
@@ -102,8 +102,8 @@ final as (
         cast(least(3600, coalesce(sum(usage_seconds), 3600)) as decimal(18, 6)) as usage_seconds,
         case
             when provider = 'onprem' then 'Owned'
-            when bool_or(focus_pricing_category = 'Committed') then 'Committed'
-            when bool_or(focus_pricing_category = 'Dynamic') then 'Dynamic'
+            when {{ dbt.bool_or("focus_pricing_category = 'Committed'") }} then 'Committed'
+            when {{ dbt.bool_or("focus_pricing_category = 'Dynamic'") }} then 'Dynamic'
             else 'Standard'
         end as pricing_category,
         max(commitment_id) as commitment_id,

@@ -15,7 +15,7 @@ data_window as (
 hours as (
     select
         assets.*,
-        unnest({{ hour_starts('data_window.window_start_at', 'data_window.window_end_at') }}) as hour_start
+        {{ unnest_hour_starts('data_window.window_start_at', 'data_window.window_end_at') }} as hour_start
     from assets
     cross join data_window
     where data_window.window_start_at is not null

@@ -48,7 +48,7 @@ final as (
         cast(1 as double) as PricingQuantity,
         'Hours' as PricingUnit,
         'On-premises' as ProviderName,
-        coalesce(split_part(vendor_model, ' ', 1), 'On-premises') as PublisherName,
+        coalesce({{ dbt.split_part('vendor_model', "' '", 1) }}, 'On-premises') as PublisherName,
         site_id as RegionId,
         site_id as RegionName,
         asset_id as ResourceId,
@@ -65,10 +65,7 @@ final as (
         cluster_name as SubAccountName,
         'Cluster' as SubAccountType,
         -- the register's owner plays the part a cloud instance's tags play
-        map_from_entries(list_filter(
-            [{'key': 'team', 'value': owner_team}, {'key': 'project', 'value': owner_project}],
-            lambda entry: entry.value is not null
-        )) as Tags,
+        {{ string_map([('team', 'owner_team'), ('project', 'owner_project')]) }} as Tags,
         -- extensions
         'onprem_assets' as x_Source,
         load_id as x_LoadId,

@@ -27,7 +27,7 @@ interval_hours as (
         share,
         started_at,
         ended_at,
-        unnest({{ hour_starts('started_at', 'ended_at') }}) as hour_start
+        {{ unnest_hour_starts('started_at', 'ended_at') }} as hour_start
     from intervals
     where ended_at > started_at
 ),

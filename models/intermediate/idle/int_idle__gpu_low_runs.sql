@@ -164,7 +164,7 @@ runs as (
         run_number,
         max(hostname) as hostname,
         max(consumer) as consumer,
-        bool_or(is_mig_enabled) as is_mig_enabled,
+        {{ dbt.bool_or('is_mig_enabled') }} as is_mig_enabled,
         count(*) as samples,
         avg(gpu_util_pct) as avg_gpu_util_pct,
         min(sampled_at) as started_at,

@@ -138,7 +138,7 @@ node_instances as (
         max(capacity_type) as capacity_type,
         max(gpu_product) as gpu_product,
         max(gpu_count) as gpu_count,
-        max({{ workloads_parent_folder('source_file') }}) as kubernetes_cluster,
+        max({{ parent_folder('source_file') }}) as kubernetes_cluster,
         max(node_pool) as node_pool,
         min(snapshot_at) as first_seen_at,
         max(snapshot_at) as last_seen_at

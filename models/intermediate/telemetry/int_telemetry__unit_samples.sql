@@ -189,7 +189,7 @@ labelled_streams as (
         end as scheduler,
         case
             when streams.mig_instance_id is null then 7
-            else {{ telemetry_mig_compute_slices('streams.mig_profile') }}
+            else {{ mig_compute_slices('streams.mig_profile') }}
         end as compute_slices,
         cast(coalesce(
             stream_steps.step_seconds,

@@ -10,11 +10,16 @@ with jobs as (
 
 deduplicated as (
     select *
-    from jobs
-    qualify row_number() over (
-        partition by source_scheduler, cluster, job_id, attempt
-        order by (ended_at is not null) desc, (started_at is not null) desc, load_id desc
-    ) = 1
+    from (
+        select
+            *,
+            row_number() over (
+                partition by source_scheduler, cluster, job_id, attempt
+                order by (ended_at is not null) desc, (started_at is not null) desc, load_id desc
+            ) as load_rank
+        from jobs
+    ) as ranked
+    where load_rank = 1
 ),
 
 final as (
@@ -57,8 +62,8 @@ final as (
         gpu_count as gpus_allocated,
         gpu_model,
         mig_profile,
-        coalesce(hostnames, {{ workloads_empty_list() }}) as hostnames,
-        coalesce(gpu_uuids, {{ workloads_empty_list() }}) as gpu_uuids,
+        coalesce(hostnames, {{ empty_string_list() }}) as hostnames,
+        coalesce(gpu_uuids, {{ empty_string_list() }}) as gpu_uuids,
         -- timestamps
         submitted_at,
         started_at,

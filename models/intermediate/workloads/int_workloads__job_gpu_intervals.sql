@@ -29,8 +29,8 @@ held as (
     select
         jobs.*,
         coalesce(jobs.ended_at, observation_window.window_end_at) as held_until,
-        {{ workloads_list_length('jobs.hostnames') }} as host_count,
-        coalesce(cast({{ workloads_regexp_int('jobs.mig_profile', '^(\d+)g') }} as double) / 7.0, 1.0) as slice_share
+        {{ item_count('jobs.hostnames') }} as host_count,
+        coalesce(cast({{ mig_compute_slices('jobs.mig_profile') }} as double) / 7.0, 1.0) as slice_share
     from jobs
     cross join observation_window
     where jobs.started_at is not null
@@ -69,7 +69,7 @@ pod_name_matches as (
         and consumers.pod_uid is null
         and consumers.pod_name = held_intervals.name
         and consumers.pod_namespace = held_intervals.namespace
-        and (consumers.hostname is null or {{ workloads_list_contains('held_intervals.hostnames', 'consumers.hostname') }})
+        and (consumers.hostname is null or {{ contains_item('held_intervals.hostnames', 'consumers.hostname') }})
         and (consumers.first_sample_at is null or consumers.first_sample_at < held_intervals.held_until)
         and (consumers.last_sample_at is null or consumers.last_sample_at >= held_intervals.started_at)
 ),
@@ -86,7 +86,7 @@ hpc_job_matches as (
     inner join consumers
         on held_intervals.scheduler = 'slurm'
         and consumers.hpc_job_id in (held_intervals.job_id, held_intervals.job_id_raw)
-        and (consumers.hostname is null or {{ workloads_list_contains('held_intervals.hostnames', 'consumers.hostname') }})
+        and (consumers.hostname is null or {{ contains_item('held_intervals.hostnames', 'consumers.hostname') }})
         and (consumers.first_sample_at is null or consumers.first_sample_at < held_intervals.held_until)
         and (consumers.last_sample_at is null or consumers.last_sample_at >= held_intervals.started_at)
 ),
@@ -96,11 +96,11 @@ generic_device_matches as (
         held_intervals.job_key,
         device.gpu_uuid,
         cast(null as integer) as gpu_index,
-        case when held_intervals.host_count = 1 then held_intervals.hostnames[1] end as hostname,
+        case when held_intervals.host_count = 1 then {{ first_item('held_intervals.hostnames') }} end as hostname,
         cast(null as integer) as mig_instance_id,
         held_intervals.mig_profile
     from held_intervals,
-        (select unnest(held_intervals.gpu_uuids) as gpu_uuid) as device
+        {{ unnest_rows('held_intervals.gpu_uuids', 'device', 'gpu_uuid') }}
     where held_intervals.scheduler = 'generic'
 ),
 
@@ -125,7 +125,7 @@ labelled_intervals as (
         labelled_gpus.mig_instance_id,
         labelled_gpus.mig_profile,
         coalesce(
-            cast({{ workloads_regexp_int('labelled_gpus.mig_profile', '^(\d+)g') }} as double) / 7.0,
+            cast({{ mig_compute_slices('labelled_gpus.mig_profile') }} as double) / 7.0,
             1.0
         ) as share,
         held_intervals.started_at,
@@ -154,7 +154,7 @@ unlabelled_hosts as (
         host.hostname,
         unlabelled.gpus_allocated * unlabelled.slice_share / unlabelled.host_count as gpus_on_host
     from unlabelled,
-        (select unnest(unlabelled.hostnames) as hostname) as host
+        {{ unnest_rows('unlabelled.hostnames', 'host', 'hostname') }}
 ),
 
 host_dcgm_gpus as (
@@ -225,7 +225,7 @@ spread_assumed_gpus as (
         spread_unknown_hosts.started_at,
         spread_unknown_hosts.held_until
     from spread_unknown_hosts,
-        {{ workloads_series('spread_unknown_hosts.assumed_gpu_count', 'gpu_slot') }}
+        {{ integer_rows('spread_unknown_hosts.assumed_gpu_count', 'gpu_slot', 'i') }}
 ),
 
 spread_intervals as (

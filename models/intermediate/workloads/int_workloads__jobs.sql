@@ -76,7 +76,7 @@ host_gpu_models as (
     group by 1
 ),
 
-pod_nodes as (
+pod_node_candidates as (
     select
         pods.job_key,
         node_incarnations.instance_id,
@@ -84,21 +84,34 @@ pod_nodes as (
         node_incarnations.availability_zone,
         node_incarnations.capacity_type,
         node_incarnations.gpu_product,
-        node_incarnations.gpu_count
+        node_incarnations.gpu_count,
+        row_number() over (
+            partition by pods.job_key
+            order by
+                (node_incarnations.joined_at <= coalesce(pods.started_at, pods.submitted_at)) desc,
+                case
+                    when node_incarnations.joined_at <= coalesce(pods.started_at, pods.submitted_at)
+                        then node_incarnations.joined_at
+                end desc,
+                node_incarnations.joined_at asc
+        ) as incarnation_rank
     from pods
     inner join node_incarnations
         on pods.cluster = node_incarnations.cluster
         and pods.node_name = node_incarnations.node_name
-    qualify row_number() over (
-        partition by pods.job_key
-        order by
-            (node_incarnations.joined_at <= coalesce(pods.started_at, pods.submitted_at)) desc,
-            case
-                when node_incarnations.joined_at <= coalesce(pods.started_at, pods.submitted_at)
-                    then node_incarnations.joined_at
-            end desc,
-            node_incarnations.joined_at asc
-    ) = 1
+),
+
+pod_nodes as (
+    select
+        job_key,
+        instance_id,
+        instance_type,
+        availability_zone,
+        capacity_type,
+        gpu_product,
+        gpu_count
+    from pod_node_candidates
+    where incarnation_rank = 1
 ),
 
 pod_jobs as (
@@ -146,12 +159,12 @@ pod_jobs as (
         pods.end_reason,
         pods.gpus_allocated,
         case
-            when pods.node_name is not null then [pods.node_name]
-            else {{ workloads_empty_list() }}
+            when pods.node_name is not null then {{ one_item_list('pods.node_name') }}
+            else {{ empty_string_list() }}
         end as hostnames,
         pod_nodes.instance_id,
         pod_nodes.gpu_count as node_gpu_count,
-        {{ workloads_empty_list() }} as gpu_uuids,
+        {{ empty_string_list() }} as gpu_uuids,
         pods.submitted_at,
         pods.started_at,
         pods.ended_at
@@ -205,20 +218,20 @@ slurm_jobs as (
         slurm.hostnames,
         cast(null as varchar) as instance_id,
         cast(null as bigint) as node_gpu_count,
-        {{ workloads_empty_list() }} as gpu_uuids,
+        {{ empty_string_list() }} as gpu_uuids,
         slurm.submitted_at,
         slurm.started_at,
         slurm.ended_at
     from slurm
     left join host_gpu_models
-        on slurm.hostnames[1] = host_gpu_models.hostname
+        on {{ first_item('slurm.hostnames') }} = host_gpu_models.hostname
     left join (
         select
             slurm_types.gpu_type,
             min(gpu_models.gpu_model) as gpu_model
         from (select distinct gpu_type from slurm where gpu_type is not null) as slurm_types
         inner join gpu_models
-            on lower(gpu_models.gpu_model) like split_part(lower(slurm_types.gpu_type), '_', 1) || '-%'
+            on lower(gpu_models.gpu_model) like {{ dbt.split_part('lower(slurm_types.gpu_type)', "'_'", 1) }} || '-%'
         group by 1
         having count(*) = 1
     ) as gres_models
@@ -329,10 +342,13 @@ classified as (
             when lower(resolved.label_environment) in ('staging', 'stage', 'stg', 'preprod') then 'staging'
             when lower(resolved.label_environment) in ('development', 'dev', 'test', 'sandbox') then 'development'
             when resolved.resolved_workload_class = 'development' then 'development'
-            when lower(coalesce(resolved.namespace, resolved.environment_hint, '')) similar to
-                '.*(sandbox|dev|test|jupyter|notebook|scratch).*' then 'development'
-            when lower(coalesce(resolved.namespace, resolved.environment_hint, '')) similar to
-                '.*(staging|stage|preprod).*' then 'staging'
+            when {{ regexp_contains(
+                "lower(coalesce(resolved.namespace, resolved.environment_hint, ''))",
+                '(sandbox|dev|test|jupyter|notebook|scratch)'
+            ) }} then 'development'
+            when {{ regexp_contains(
+                "lower(coalesce(resolved.namespace, resolved.environment_hint, ''))", '(staging|stage|preprod)'
+            ) }} then 'staging'
             else 'production'
         end as resolved_environment
     from resolved

@@ -38,14 +38,19 @@ pod_history as (
 
 latest as (
     select *
-    from pods
-    qualify row_number() over (
-        partition by cluster, pod_uid
-        order by
-            snapshot_at desc,
-            (phase in ('Succeeded', 'Failed')) desc,
-            load_id desc
-    ) = 1
+    from (
+        select
+            *,
+            row_number() over (
+                partition by cluster, pod_uid
+                order by
+                    snapshot_at desc,
+                    (phase in ('Succeeded', 'Failed')) desc,
+                    load_id desc
+            ) as snapshot_rank
+        from pods
+    ) as ranked
+    where snapshot_rank = 1
 ),
 
 classified as (

@@ -28,34 +28,39 @@ allocations as (
     where step_id is null
 ),
 
-pending_array_tasks as (
-    select
-        allocations.* replace (
-            allocations.base_job_id || '_' || task_rows.task_id as job_id,
-            task_rows.task_id as array_task_id
-        )
-    from allocations,
-        (select unnest({{ workloads_expand_array_tasks('allocations.array_task_id') }}) as task_id) as task_rows
-    where allocations.is_pending_array
-),
-
+-- the job id and array task id of each allocation, or of each task of a pending array line
 expanded as (
-    select * from allocations
-    where not coalesce(is_pending_array, false)
+    select
+        allocations.*,
+        allocations.job_id as expanded_job_id,
+        allocations.array_task_id as expanded_array_task_id
+    from allocations
+    where not coalesce(allocations.is_pending_array, false)
     union all
-    select * from pending_array_tasks
+    select
+        allocations.*,
+        allocations.base_job_id || '_' || task_rows.task_id as expanded_job_id,
+        task_rows.task_id as expanded_array_task_id
+    from allocations,
+        {{ unnest_rows(workloads_expand_array_tasks('allocations.array_task_id'), 'task_rows', 'task_id') }}
+    where allocations.is_pending_array
 ),
 
 deduplicated as (
     select *
-    from expanded
-    qualify row_number() over (
-        partition by cluster_name, job_id, submitted_at, started_at
-        order by
-            (ended_at is not null) desc,
-            coalesce(elapsed_seconds, 0) desc,
-            load_id desc
-    ) = 1
+    from (
+        select
+            *,
+            row_number() over (
+                partition by cluster_name, expanded_job_id, submitted_at, started_at
+                order by
+                    (ended_at is not null) desc,
+                    coalesce(elapsed_seconds, 0) desc,
+                    load_id desc
+            ) as load_rank
+        from expanded
+    ) as ranked
+    where load_rank = 1
 ),
 
 without_superseded_pending as (
@@ -67,7 +72,7 @@ without_superseded_pending as (
             select 1
             from deduplicated as started
             where started.cluster_name = deduplicated.cluster_name
-                and started.job_id = deduplicated.job_id
+                and started.expanded_job_id = deduplicated.expanded_job_id
                 and started.started_at is not null
                 and started.submitted_at is not distinct from deduplicated.submitted_at
         )
@@ -78,23 +83,23 @@ numbered as (
     select
         *,
         row_number() over (
-            partition by cluster_name, job_id
+            partition by cluster_name, expanded_job_id
             order by started_at asc nulls last, submitted_at asc, load_id asc
         ) as attempt,
-        count(*) over (partition by cluster_name, job_id) as attempts_of_job
+        count(*) over (partition by cluster_name, expanded_job_id) as attempts_of_job
     from without_superseded_pending
 ),
 
 final as (
     select
         -- ids
-        'slurm:' || numbered.cluster_name || ':' || numbered.job_id
+        'slurm:' || numbered.cluster_name || ':' || numbered.expanded_job_id
         || case when numbered.attempts_of_job > 1 then ':' || numbered.attempt else '' end as job_key,
         numbered.cluster_name as cluster,
-        numbered.job_id,
+        numbered.expanded_job_id as job_id,
         numbered.job_id_raw,
         numbered.base_job_id,
-        numbered.array_task_id,
+        numbered.expanded_array_task_id as array_task_id,
         cast(numbered.attempt as integer) as job_attempt,
         cast(numbered.attempts_of_job as integer) as attempts_of_job,
         -- owner evidence
@@ -132,7 +137,7 @@ final as (
             as gpus_allocated,
         numbered.gpu_type,
         cast(numbered.node_count as integer) as node_count,
-        coalesce(numbered.node_names, {{ workloads_empty_list() }}) as hostnames,
+        coalesce(numbered.node_names, {{ empty_string_list() }}) as hostnames,
         -- timestamps
         numbered.submitted_at,
         numbered.started_at,
@@ -140,7 +145,7 @@ final as (
     from numbered
     left join steps
         on numbered.cluster_name = steps.cluster
-        and numbered.job_id = steps.allocation_job_id
+        and numbered.expanded_job_id = steps.allocation_job_id
 )
 
 select * from final

@@ -35,7 +35,7 @@ idle_allocations as (
 
 job_days as (
     select
-        cast(job_gpu_hours.hour_start at time zone 'UTC' as date) as day,
+        {{ utc_date('job_gpu_hours.hour_start') }} as day,
         jobs.team,
         jobs.project,
         jobs.workload_class,
@@ -53,7 +53,7 @@ job_days as (
 -- idle GPU-seconds are already weighted: provisioned seconds less the jobs' share x seconds
 idle_days as (
     select
-        cast(hour_start at time zone 'UTC' as date) as day,
+        {{ utc_date('hour_start') }} as day,
         team,
         project,
         'idle' as workload_class,

@@ -36,7 +36,10 @@ billed as (
         x_IsGpuInstance
         and ChargeCategory = 'Usage'
         and coalesce(CommitmentDiscountStatus, '') != 'Unused'
-    group by all
+    group by
+        {{ month_key('ChargePeriodStart') }},
+        {{ focus_provider('ProviderName', 'x_Source') }},
+        {{ attribution_account_id(focus_provider('ProviderName', 'x_Source'), 'BillingAccountId', 'SubAccountId') }}
 ),
 
 hours as (
@@ -48,7 +51,7 @@ hours as (
         sum(power_cost) as measured_power_cost
     from gpu_hours
     where is_billed
-    group by all
+    group by {{ month_key('hour_start') }}, provider, account_id
 ),
 
 consumers as (
@@ -67,7 +70,7 @@ consumers as (
             allocations.gpu_id = gpu_hours.gpu_id
             and allocations.hour_start = gpu_hours.hour_start
     where gpu_hours.is_billed
-    group by all
+    group by {{ month_key('allocations.hour_start') }}, gpu_hours.provider, gpu_hours.account_id
 ),
 
 unused as (
@@ -77,7 +80,10 @@ unused as (
         {{ attribution_account_id('provider', 'billing_account_id', 'sub_account_id') }} as account_id,
         sum(unused_cost) as unused_commitment_cost
     from unused_commitments
-    group by all
+    group by
+        {{ month_key('billing_period_start_at') }},
+        provider,
+        {{ attribution_account_id('provider', 'billing_account_id', 'sub_account_id') }}
 ),
 
 keys as (

@@ -1,1 +1,1 @@
-{{ aws_cur_line_items('aws_cur', "product['product_name']") }}
+{{ aws_cur_line_items('aws_cur', map_value('product', "'product_name'")) }}

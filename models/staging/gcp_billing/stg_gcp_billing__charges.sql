@@ -28,7 +28,7 @@ renamed as (
         seller_name,
         labels,
         system_labels,
-        system_labels['compute.googleapis.com/machine_spec'] as machine_type,
+        {{ map_value('system_labels', "'compute.googleapis.com/machine_spec'") }} as machine_type,
         credits,
         -- numerics
         cost,

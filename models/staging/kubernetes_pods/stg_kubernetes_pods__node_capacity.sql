@@ -5,7 +5,7 @@ with source as (
 renamed as (
     select
         -- ids
-        {{ workloads_parent_folder('_source_file') }} as cluster,
+        {{ parent_folder('_source_file') }} as cluster,
         name as node_name,
         uid as node_uid,
         provider,

@@ -5,7 +5,7 @@ with source as (
 renamed as (
     select
         -- ids
-        {{ workloads_parent_folder('_source_file') }} as cluster,
+        {{ parent_folder('_source_file') }} as cluster,
         uid as pod_uid,
         namespace as pod_namespace,
         name as pod_name,
@@ -24,12 +24,12 @@ renamed as (
         qos_class,
         -- labels
         labels,
-        {{ workloads_map_get('labels', "'team-id'") }} as label_team,
-        {{ workloads_map_get('labels', "'project-id'") }} as label_project,
-        {{ workloads_map_get('labels', "'user-id'") }} as label_user,
-        {{ workloads_map_get('labels', "'workload-type'") }} as label_workload_type,
-        {{ workloads_map_get('labels', "'environment'") }} as label_environment,
-        {{ workloads_map_get('labels', "'run-id'") }} as label_run_id,
+        {{ map_value('labels', "'team-id'") }} as label_team,
+        {{ map_value('labels', "'project-id'") }} as label_project,
+        {{ map_value('labels', "'user-id'") }} as label_user,
+        {{ map_value('labels', "'workload-type'") }} as label_workload_type,
+        {{ map_value('labels', "'environment'") }} as label_environment,
+        {{ map_value('labels', "'run-id'") }} as label_run_id,
         -- resources
         gpu_request as gpu_request_count,
         mig_profile,

@@ -1,0 +1,111 @@
+{#-
+    Lists and maps for every model, behind adapter.dispatch: the default spelling is DuckDB's, and a
+    project moved to another engine overrides the `<adapter>__` variant of each macro here, not the
+    models (CONTRACT §7).
+-#}
+
+{#- One row per element of a list, as a from-clause item joined to the row that holds the list:
+    `from t, {{ unnest_rows('t.items', 'item_rows', 'item') }}` gives column `item_rows.item`. -#}
+{% macro unnest_rows(list_column, rows_alias, column_name) -%}
+    {{ return(adapter.dispatch('unnest_rows', 'gpu_ledger')(list_column, rows_alias, column_name)) }}
+{%- endmacro %}
+{% macro default__unnest_rows(list_column, rows_alias, column_name) -%}
+    (select unnest({{ list_column }}) as {{ column_name }}) as {{ rows_alias }}
+{%- endmacro %}
+
+{#- The select-list spelling of unnest_rows (`select t.a, {{ inventory_unnest('t.items', 'item') }} from t`),
+    left for int_inventory__gpus until that model moves to unnest_rows. -#}
+{% macro inventory_unnest(list_column, alias) -%}
+    {{ return(adapter.dispatch('inventory_unnest', 'gpu_ledger')(list_column, alias)) }}
+{%- endmacro %}
+{% macro default__inventory_unnest(list_column, alias) -%}
+    unnest({{ list_column }}) as {{ alias }}
+{%- endmacro %}
+
+{#- The integers 0 .. n-1 as rows, as a from-clause item (n may name a column of the row before it). -#}
+{% macro integer_rows(n, rows_alias, column_name) -%}
+    {{ return(adapter.dispatch('integer_rows', 'gpu_ledger')(n, rows_alias, column_name)) }}
+{%- endmacro %}
+{% macro default__integer_rows(n, rows_alias, column_name) -%}
+    (select unnest(range(cast({{ n }} as bigint))) as {{ column_name }}) as {{ rows_alias }}
+{%- endmacro %}
+
+{#- The first element of a list, null when the list is empty or null. -#}
+{% macro first_item(list_column) -%}
+    {{ return(adapter.dispatch('first_item', 'gpu_ledger')(list_column)) }}
+{%- endmacro %}
+{% macro default__first_item(list_column) -%}
+    {{ list_column }}[1]
+{%- endmacro %}
+
+{#- Whether a list contains a value. -#}
+{% macro contains_item(list_column, value) -%}
+    {{ return(adapter.dispatch('contains_item', 'gpu_ledger')(list_column, value)) }}
+{%- endmacro %}
+{% macro default__contains_item(list_column, value) -%}
+    list_contains({{ list_column }}, {{ value }})
+{%- endmacro %}
+
+{#- The number of elements of a list (0 for null). -#}
+{% macro item_count(list_column) -%}
+    {{ return(adapter.dispatch('item_count', 'gpu_ledger')(list_column)) }}
+{%- endmacro %}
+{% macro default__item_count(list_column) -%}
+    coalesce(len({{ list_column }}), 0)
+{%- endmacro %}
+
+{#- A list of one value. -#}
+{% macro one_item_list(value) -%}
+    {{ return(adapter.dispatch('one_item_list', 'gpu_ledger')(value)) }}
+{%- endmacro %}
+{% macro default__one_item_list(value) -%}
+    [{{ value }}]
+{%- endmacro %}
+
+{#- An empty list of strings (a job that ran on no node). -#}
+{% macro empty_string_list() -%}
+    {{ return(adapter.dispatch('empty_string_list', 'gpu_ledger')()) }}
+{%- endmacro %}
+{% macro default__empty_string_list() -%}
+    cast([] as varchar[])
+{%- endmacro %}
+
+{#- An aggregate: the sorted list of the distinct non-null values of an expression. -#}
+{% macro distinct_items_agg(expression) -%}
+    {{ return(adapter.dispatch('distinct_items_agg', 'gpu_ledger')(expression)) }}
+{%- endmacro %}
+{% macro default__distinct_items_agg(expression) -%}
+    list_sort(list_distinct(list({{ expression }})))
+{%- endmacro %}
+
+{#- The value of `key` (a SQL expression, e.g. "'team'") in a map column, null when absent. -#}
+{% macro map_value(map_column, key) -%}
+    {{ return(adapter.dispatch('map_value', 'gpu_ledger')(map_column, key)) }}
+{%- endmacro %}
+{% macro default__map_value(map_column, key) -%}
+    {{ map_column }}[{{ key }}]
+{%- endmacro %}
+
+{#- A map(varchar, varchar) of (key, value SQL expression) pairs, leaving out the pairs whose value
+    is null: `string_map([('team', 'owner_team'), ('project', 'owner_project')])`. -#}
+{% macro string_map(pairs) -%}
+    {{ return(adapter.dispatch('string_map', 'gpu_ledger')(pairs)) }}
+{%- endmacro %}
+{% macro default__string_map(pairs) -%}
+    map_from_entries(list_filter(
+        [
+            {%- for key, value in pairs -%}
+            {'key': '{{ key }}', 'value': {{ value }}}{{ ", " if not loop.last }}
+            {%- endfor -%}
+        ],
+        lambda entry: entry.value is not null
+    ))
+{%- endmacro %}
+
+{#- A map as map(varchar, varchar), an empty map for null. -#}
+{% macro as_string_map(map_column) -%}
+    {{ return(adapter.dispatch('as_string_map', 'gpu_ledger')(map_column)) }}
+{%- endmacro %}
+{% macro default__as_string_map(map_column) -%}
+    cast(coalesce({{ map_column }}, map()) as map(varchar, varchar))
+{%- endmacro %}

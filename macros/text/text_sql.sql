@@ -1,0 +1,73 @@
+{#-
+    Text, regular expressions and JSON for every model, behind adapter.dispatch: the default spelling
+    is DuckDB's, and a project moved to another engine overrides the `<adapter>__` variant of each
+    macro here, not the models (CONTRACT §7). Patterns are RE2 syntax, passed as the pattern's text
+    (the macro quotes it); none holds a single quote.
+-#}
+
+{#- True when a regular expression matches somewhere in the text (null for null). -#}
+{% macro regexp_contains(text, pattern) -%}
+    {{ return(adapter.dispatch('regexp_contains', 'gpu_ledger')(text, pattern)) }}
+{%- endmacro %}
+{% macro default__regexp_contains(text, pattern) -%}
+    regexp_matches({{ text }}, '{{ pattern }}')
+{%- endmacro %}
+
+{#- The first capture group of a regular expression's first match; null when nothing matches or the
+    group is empty. -#}
+{% macro regexp_group(text, pattern) -%}
+    {{ return(adapter.dispatch('regexp_group', 'gpu_ledger')(text, pattern)) }}
+{%- endmacro %}
+{% macro default__regexp_group(text, pattern) -%}
+    nullif(regexp_extract({{ text }}, '{{ pattern }}', 1), '')
+{%- endmacro %}
+
+{#- regexp_group as an integer, null when it is not one (`3g.40gb` with `^(\d+)g` -> 3). -#}
+{% macro regexp_int(text, pattern) -%}
+    {{ return(adapter.dispatch('regexp_int', 'gpu_ledger')(text, pattern)) }}
+{%- endmacro %}
+{% macro default__regexp_int(text, pattern) -%}
+    try_cast(nullif(regexp_extract({{ text }}, '{{ pattern }}', 1), '') as integer)
+{%- endmacro %}
+
+{#- The last segment of a path such as an ARM resource id or projects/p/instances/name (trailing
+    slashes ignored); null when there is none. -#}
+{% macro last_path_segment(path) -%}
+    {{ return(adapter.dispatch('last_path_segment', 'gpu_ledger')(path)) }}
+{%- endmacro %}
+{% macro default__last_path_segment(path) -%}
+    nullif(regexp_extract({{ path }}, '([^/]+)/*$', 1), '')
+{%- endmacro %}
+
+{#- The name of the folder that holds a file, `/` or `\` separated (`/x/eks-ml-use1/pods-….json`
+    -> `eks-ml-use1`); null for a bare file name. -#}
+{% macro parent_folder(path) -%}
+    {{ return(adapter.dispatch('parent_folder', 'gpu_ledger')(path)) }}
+{%- endmacro %}
+{% macro default__parent_folder(path) -%}
+    nullif(regexp_extract({{ path }}, '([^/\\]+)[/\\][^/\\]+$', 1), '')
+{%- endmacro %}
+
+{#- True when a text column holds valid JSON (null for null). -#}
+{% macro is_json(text) -%}
+    {{ return(adapter.dispatch('is_json', 'gpu_ledger')(text)) }}
+{%- endmacro %}
+{% macro default__is_json(text) -%}
+    json_valid({{ text }})
+{%- endmacro %}
+
+{#- A string member of a JSON text column at a JSON path, null when the text is not JSON. -#}
+{% macro json_text(json_column, path) -%}
+    {{ return(adapter.dispatch('json_text', 'gpu_ledger')(json_column, path)) }}
+{%- endmacro %}
+{% macro default__json_text(json_column, path) -%}
+    case when json_valid({{ json_column }}) then json_extract_string({{ json_column }}, '{{ path }}') end
+{%- endmacro %}
+
+{#- A map(varchar, varchar) as a JSON object (FOCUS Tags). -#}
+{% macro map_to_json(map_column) -%}
+    {{ return(adapter.dispatch('map_to_json', 'gpu_ledger')(map_column)) }}
+{%- endmacro %}
+{% macro default__map_to_json(map_column) -%}
+    cast(to_json({{ map_column }}) as json)
+{%- endmacro %}
