@@ -21,17 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
 MACROS = ROOT / "macros"
 
-# Folders whose models have not been converted yet: their DuckDB SQL is allowed until they are. Remove
-# a folder from here when it is converted (test_allow_list_is_not_stale says when).
-NOT_YET_CONVERTED = {
-    # being changed by other work at the time of the conversion; to be converted with the same macros
-    "models/marts/optimization": "group by all, qualify, quantile_cont, arg_max, strftime, timezone(), ...",
-    "models/marts/business_outcomes": "group by all, strftime",
-    # written on other branches, not present here yet
-    "models/marts/data_health": "not converted yet",
-    "models/intermediate/recommendations": "not converted yet",
-}
-
 
 def _call(*names: str) -> str:
     """A call of one of the functions `names` (regular expressions), not a macro of a longer name
@@ -178,14 +167,7 @@ def _relative(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
-def _allowed(path: Path) -> bool:
-    return any(_relative(path).startswith(folder + "/") for folder in NOT_YET_CONVERTED)
-
-
-CHECKED_MODELS = [p for p in sorted(MODELS.rglob("*.sql")) if not _allowed(p)]
-
-
-@pytest.mark.parametrize("model", CHECKED_MODELS, ids=_relative)
+@pytest.mark.parametrize("model", sorted(MODELS.rglob("*.sql")), ids=_relative)
 def test_models_keep_duckdb_sql_behind_dispatched_macros(model: Path):
     assert findings(model.read_text()) == [], f"{_relative(model)} writes engine-specific SQL inline"
 
@@ -224,17 +206,6 @@ def test_every_dispatched_macro_has_a_default_implementation():
     }
     assert dispatched, "the scan found no dispatched macro"
     assert sorted(n for n in dispatched if f"default__{n}" not in names) == []
-
-
-def test_allow_list_is_not_stale():
-    """A converted folder leaves NOT_YET_CONVERTED, so that it stays converted."""
-    converted = [
-        folder
-        for folder in NOT_YET_CONVERTED
-        if (ROOT / folder).is_dir()
-        and not any(findings(p.read_text()) for p in sorted((ROOT / folder).rglob("*.sql")))
-    ]
-    assert converted == []
 
 
 @pytest.mark.parametrize(
@@ -283,6 +254,8 @@ def test_the_scan_finds_inline_duckdb_sql(line: str):
         "select {{ map_value('Tags', \"'team'\") }}, {{ map_to_json('Tags') }} from x",
         "select {{ json_text('j', '$.a') }}, {{ is_json('j') }}, {{ string_map([('team', 't')]) }} from x",
         "select percentile_cont(0.95) within group (order by u), first_value(a) over (order by b) from x",
+        "select {{ has_prefix('consumer', \"'pod:'\") }}, {{ value_at_max('team', 'seconds') }} from x",
+        "select {{ day_of_week('day') }}, {{ unnest_dates('a', 'b') }}, {{ utc_iso_text('t') }} from x",
         "select lower(name) like '%gpu%', length(name) from x where a is not distinct from b",
         "-- unnest(hostnames) in a comment, and group by all\nselect 1",
         "{#- strftime(ts, '%Y') in a Jinja comment -#}\nselect 1",

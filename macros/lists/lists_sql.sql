@@ -54,6 +54,15 @@
     coalesce(len({{ list_column }}), 0)
 {%- endmacro %}
 
+{#- The elements of a list as one text, `separator` (a SQL string expression) between them; null
+    elements are left out, a null list gives null. -#}
+{% macro join_items(list_column, separator) -%}
+    {{ return(adapter.dispatch('join_items', 'gpu_ledger')(list_column, separator)) }}
+{%- endmacro %}
+{% macro default__join_items(list_column, separator) -%}
+    array_to_string({{ list_column }}, {{ separator }})
+{%- endmacro %}
+
 {#- A list of one value. -#}
 {% macro one_item_list(value) -%}
     {{ return(adapter.dispatch('one_item_list', 'gpu_ledger')(value)) }}

@@ -1,24 +1,9 @@
 {#-
-    Engine-specific SQL used by the purchasing recommendations (intermediate/recommendations and
-    fct_purchasing_recommendations). Each is dispatched so that another adapter can supply its own
-    spelling (CONTRACT §7); the default is DuckDB's.
+    Engine-specific SQL that only the purchasing recommendations need (intermediate/recommendations),
+    dispatched so that another adapter can supply its own spelling (CONTRACT §7); the default is
+    DuckDB's. The generic time, text and list pieces they use are in macros/time, macros/text and
+    macros/lists.
 -#}
-
-{#- One row per clock hour in [start_ts, end_ts), as a select-list expression (both on the hour). -#}
-{% macro recommendations_hour_series(start_ts, end_ts) -%}
-    {{ return(adapter.dispatch('recommendations_hour_series', 'gpu_ledger')(start_ts, end_ts)) }}
-{%- endmacro %}
-{% macro default__recommendations_hour_series(start_ts, end_ts) -%}
-    unnest(generate_series({{ start_ts }}, {{ end_ts }} - interval 1 hour, interval 1 hour))
-{%- endmacro %}
-
-{#- An instant a whole number of days earlier. -#}
-{% macro recommendations_days_before(ts, days) -%}
-    {{ return(adapter.dispatch('recommendations_days_before', 'gpu_ledger')(ts, days)) }}
-{%- endmacro %}
-{% macro default__recommendations_days_before(ts, days) -%}
-    ({{ ts }} - to_days(cast({{ days }} as integer)))
-{%- endmacro %}
 
 {#-
     The instance family of a cloud instance type: AWS `p4d.24xlarge` -> `p4d`; GCP `a2-highgpu-1g`
@@ -40,20 +25,4 @@
             )
         else {{ instance_type }}
     end
-{%- endmacro %}
-
-{#- A number as text with thousands separators and `decimals` decimals (for rationales). -#}
-{% macro recommendations_format_number(expression, decimals=0) -%}
-    {{ return(adapter.dispatch('recommendations_format_number', 'gpu_ledger')(expression, decimals)) }}
-{%- endmacro %}
-{% macro default__recommendations_format_number(expression, decimals=0) -%}
-    format('{:,.{{ decimals }}f}', cast({{ expression }} as double))
-{%- endmacro %}
-
-{#- An instant as `YYYY-MM-DD HH:MM UTC` text. -#}
-{% macro recommendations_format_instant(ts) -%}
-    {{ return(adapter.dispatch('recommendations_format_instant', 'gpu_ledger')(ts)) }}
-{%- endmacro %}
-{% macro default__recommendations_format_instant(ts) -%}
-    (strftime(timezone('UTC', {{ ts }}), '%Y-%m-%d %H:%M') || ' UTC')
 {%- endmacro %}

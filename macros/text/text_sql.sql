@@ -48,6 +48,23 @@
     nullif(regexp_extract({{ path }}, '([^/\\]+)[/\\][^/\\]+$', 1), '')
 {%- endmacro %}
 
+{#- True when a text starts with a prefix (null for null); the prefix is plain text, not a pattern. -#}
+{% macro has_prefix(text, prefix) -%}
+    {{ return(adapter.dispatch('has_prefix', 'gpu_ledger')(text, prefix)) }}
+{%- endmacro %}
+{% macro default__has_prefix(text, prefix) -%}
+    starts_with({{ text }}, {{ prefix }})
+{%- endmacro %}
+
+{#- A number as text with thousands separators and `decimals` decimals (`1234.5`, 1 -> `1,234.5`),
+    for sentences such as the recommendations' rationales. -#}
+{% macro format_number(expression, decimals=0) -%}
+    {{ return(adapter.dispatch('format_number', 'gpu_ledger')(expression, decimals)) }}
+{%- endmacro %}
+{% macro default__format_number(expression, decimals=0) -%}
+    format('{:,.{{ decimals }}f}', cast({{ expression }} as double))
+{%- endmacro %}
+
 {#- True when a text column holds valid JSON (null for null). -#}
 {% macro is_json(text) -%}
     {{ return(adapter.dispatch('is_json', 'gpu_ledger')(text)) }}

@@ -69,6 +69,31 @@
     (extract(day from last_day(cast(timezone('UTC', {{ ts }}) as date))) * 24)
 {%- endmacro %}
 
+{#- An instant as ISO 8601 UTC text to the second (`2024-03-01T13:05:00Z`), as ids and exports
+    write it. -#}
+{% macro utc_iso_text(ts) -%}
+    {{ return(adapter.dispatch('utc_iso_text', 'gpu_ledger')(ts)) }}
+{%- endmacro %}
+{% macro default__utc_iso_text(ts) -%}
+    strftime(timezone('UTC', {{ ts }}), '%Y-%m-%dT%H:%M:%SZ')
+{%- endmacro %}
+
+{#- An instant as text for people, to the minute (`2024-03-01 13:05 UTC`). -#}
+{% macro utc_minute_label(ts) -%}
+    {{ return(adapter.dispatch('utc_minute_label', 'gpu_ledger')(ts)) }}
+{%- endmacro %}
+{% macro default__utc_minute_label(ts) -%}
+    (strftime(timezone('UTC', {{ ts }}), '%Y-%m-%d %H:%M') || ' UTC')
+{%- endmacro %}
+
+{#- The day of the week of a date, 0 (Sunday) to 6 (Saturday). -#}
+{% macro day_of_week(date_expr) -%}
+    {{ return(adapter.dispatch('day_of_week', 'gpu_ledger')(date_expr)) }}
+{%- endmacro %}
+{% macro default__day_of_week(date_expr) -%}
+    dayofweek({{ date_expr }})
+{%- endmacro %}
+
 {#- A date plus a whole number of months. -#}
 {% macro add_months(date_expr, months_expr) -%}
     {{ return(adapter.dispatch('add_months', 'gpu_ledger')(date_expr, months_expr)) }}
@@ -83,7 +108,7 @@
 {%- endmacro %}
 {% macro default__hour_starts(start_ts, end_ts) -%}
     generate_series(
-        date_trunc('hour', {{ start_ts }}),
+        {{ utc_trunc('hour', start_ts) }},
         {{ end_ts }} - interval 1 microsecond,
         interval 1 hour
     )
@@ -95,4 +120,17 @@
 {%- endmacro %}
 {% macro default__unnest_hour_starts(start_ts, end_ts) -%}
     unnest({{ hour_starts(start_ts, end_ts) }})
+{%- endmacro %}
+
+{#- One row per calendar date from start_date to end_date, both included, as a select-list
+    expression (dates). -#}
+{% macro unnest_dates(start_date, end_date) -%}
+    {{ return(adapter.dispatch('unnest_dates', 'gpu_ledger')(start_date, end_date)) }}
+{%- endmacro %}
+{% macro default__unnest_dates(start_date, end_date) -%}
+    cast(unnest(generate_series(
+        cast({{ start_date }} as timestamp),
+        cast({{ end_date }} as timestamp),
+        interval 1 day
+    )) as date)
 {%- endmacro %}

@@ -11,23 +11,3 @@
 {% macro default__workloads_kv_get(text, key) -%}
     nullif(regexp_extract(',' || coalesce({{ text }}, '') || ',', ',\s*' || {{ key }} || '\s*=\s*([^,]*?)\s*,', 1), '')
 {%- endmacro %}
-
-{#-
-    The former names of three generic list macros (macros/lists/lists_sql.sql), kept only for
-    models/marts/optimization/fct_spot_interruptions.sql: delete them once it calls the new names.
--#}
-
-{#- Old name of contains_item. -#}
-{% macro workloads_list_contains(list_column, value) -%}
-    {{ contains_item(list_column, value) }}
-{%- endmacro %}
-
-{#- Old name of distinct_items_agg. -#}
-{% macro workloads_list_agg(expression) -%}
-    {{ distinct_items_agg(expression) }}
-{%- endmacro %}
-
-{#- Old name of empty_string_list. -#}
-{% macro workloads_empty_list() -%}
-    {{ empty_string_list() }}
-{%- endmacro %}

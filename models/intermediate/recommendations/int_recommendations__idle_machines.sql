@@ -79,7 +79,7 @@ open_idle as (
         sum(hours_in_lookback) as idle_hours,
         min(started_at) as idle_since,
         max(hours) as open_hours,
-        bool_or(cause = 'unmonitored') as is_unmonitored
+        {{ dbt.bool_or("cause = 'unmonitored'") }} as is_unmonitored
     from machine_periods
     where
         recommended_action = 'terminate_idle'
@@ -102,9 +102,9 @@ terminate as (
             else 'run nothing on its '
         end
         || instances.gpu_count || ' GPU' || case when instances.gpu_count = 1 then '' else 's' end
-        || ' since ' || {{ recommendations_format_instant('open_idle.idle_since') }}
-        || ' (' || {{ recommendations_format_number('open_idle.open_hours', 0) }} || ' h) and still bills '
-        || {{ recommendations_format_number('open_idle.hourly_cost * ' ~ hours_per_month, 0) }}
+        || ' since ' || {{ utc_minute_label('open_idle.idle_since') }}
+        || ' (' || {{ format_number('open_idle.open_hours', 0) }} || ' h) and still bills '
+        || {{ format_number('open_idle.hourly_cost * ' ~ hours_per_month, 0) }}
         || ' {{ currency }} a month: terminate it.' as rationale
     from instances
     inner join open_idle
@@ -138,14 +138,14 @@ shutdown as (
         'Machine ' || instances.instance_id || ' (' || instances.instance_type || ') held by '
         || instances.team || '/' || instances.project || ' sat idle in ' || recurring_idle.idle_periods
         || ' stretches of {{ idle_min_hours }} h or more ('
-        || {{ recommendations_format_number('recurring_idle.idle_hours / instances.gpu_count', 0) }} || ' of its '
-        || {{ recommendations_format_number('instances.provisioned_gpu_hours / instances.gpu_count', 0) }}
+        || {{ format_number('recurring_idle.idle_hours / instances.gpu_count', 0) }} || ' of its '
+        || {{ format_number('instances.provisioned_gpu_hours / instances.gpu_count', 0) }}
         || ' hours, e.g. nights and weekends) while a workload kept it; shutting it down when idle saves '
-        || {{ recommendations_format_number(
+        || {{ format_number(
             'recurring_idle.idle_cost * ' ~ hours_per_month ~ ' * instances.gpu_count'
             ~ ' / nullif(instances.provisioned_gpu_hours, 0)', 0) }}
         || ' of its '
-        || {{ recommendations_format_number(
+        || {{ format_number(
             'instances.effective_cost * ' ~ hours_per_month ~ ' * instances.gpu_count'
             ~ ' / nullif(instances.provisioned_gpu_hours, 0)', 0) }}
         || ' {{ currency }} a month.' as rationale

@@ -277,25 +277,25 @@ final as (
         case
             when recommendation_type = 'buy_commitment'
                 then team || '/' || project || ' inference ran at least '
-                || {{ recommendations_format_number('baseline_gpus', 1) }} || ' on-demand ' || instance_type
+                || {{ format_number('baseline_gpus', 1) }} || ' on-demand ' || instance_type
                 || ' GPUs in use in {{ 100 - commit_percentile }} % of the hours (median '
-                || {{ recommendations_format_number('p50_gpus', 1) }} || ', peak '
-                || {{ recommendations_format_number('peak_gpus', 1) }} || '). Committing to ' || commit_instances
+                || {{ format_number('p50_gpus', 1) }} || ', peak '
+                || {{ format_number('peak_gpus', 1) }} || '). Committing to ' || commit_instances
                 || ' machine' || case when commit_instances = 1 then '' else 's' end || ' at a '
-                || {{ recommendations_format_number('commitment_discount_pct', 0) }} || ' % discount ('
+                || {{ format_number('commitment_discount_pct', 0) }} || ' % discount ('
                 || case when price_source = 'bill' then 'as billed for this type' else 'assumed' end
                 || '), the burst above staying on demand, would cost '
-                || {{ recommendations_format_number('projected_monthly_cost', 0) }} || ' instead of '
-                || {{ recommendations_format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
+                || {{ format_number('projected_monthly_cost', 0) }} || ' instead of '
+                || {{ format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
             else team || '/' || project || ' runs '
-                || {{ recommendations_format_number('peak_on_demand_gpus / gpu_count', 0) }}
+                || {{ format_number('peak_on_demand_gpus / gpu_count', 0) }}
                 || ' on-demand ' || instance_type || ' machines around the clock while a median '
-                || {{ recommendations_format_number('p50_busy_gpus', 1) }} || ' GPUs are busy ('
-                || {{ recommendations_format_number('100 * busy_gpu_hours / nullif(on_demand_gpu_hours, 0)', 0) }}
+                || {{ format_number('p50_busy_gpus', 1) }} || ' GPUs are busy ('
+                || {{ format_number('100 * busy_gpu_hours / nullif(on_demand_gpu_hours, 0)', 0) }}
                 || ' % utilisation). Scaling with demand to {{ target_util }} % utilisation (at least '
                 || '{{ min_instances }} machine) would cost '
-                || {{ recommendations_format_number('projected_monthly_cost', 0) }} || ' instead of '
-                || {{ recommendations_format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
+                || {{ format_number('projected_monthly_cost', 0) }} || ' instead of '
+                || {{ format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
         end as rationale
     from candidates
 )

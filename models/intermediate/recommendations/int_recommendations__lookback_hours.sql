@@ -22,7 +22,7 @@ data_window as (
 
 bounds as (
     select
-        greatest(first_hour_start, {{ recommendations_days_before('data_end', lookback_days) }}) as lookback_start,
+        greatest(first_hour_start, {{ dbt.dateadd('day', '-' ~ lookback_days, 'data_end') }}) as lookback_start,
         data_end as lookback_end
     from data_window
     where data_end is not null
@@ -32,7 +32,7 @@ hours as (
     select
         lookback_start,
         lookback_end,
-        {{ recommendations_hour_series('lookback_start', 'lookback_end') }} as hour_start
+        {{ unnest_hour_starts('lookback_start', 'lookback_end') }} as hour_start
     from bounds
 ),
 

@@ -41,7 +41,7 @@ machine_candidates as (
         instance_jobs.instance_id,
         instance_jobs.started_at,
         candidates.*,
-        bool_or(candidates.is_running) over (partition by instance_jobs.instance_id) as machine_has_running,
+        {{ dbt.bool_or('candidates.is_running') }} over (partition by instance_jobs.instance_id) as machine_has_running,
         row_number() over (
             partition by instance_jobs.instance_id
             order by instance_jobs.started_at desc, candidates.job_key
@@ -63,7 +63,7 @@ per_machine as (
         count(*) as attempts,
         max(suggested_instance_type) as suggested_instance_type,
         max(suggested_gpu_model) as suggested_gpu_model,
-        bool_and(is_price_observed) as is_price_observed,
+        {{ all_true('is_price_observed') }} as is_price_observed,
         max(p95_gpu_util_pct) as p95_gpu_util_pct,
         max(required_memory_gb) as required_memory_gb,
         max(suggested_gpu_hourly_cost) as suggested_gpu_hourly_cost,
@@ -110,12 +110,12 @@ final as (
         per_machine.current_monthly_cost,
         per_machine.projected_monthly_cost,
         'Inference on ' || instances.instance_id || ' (' || instances.instance_type || ', ' || instances.gpu_model
-        || ') needs ' || {{ recommendations_format_number('per_machine.required_memory_gb', 1) }}
-        || ' GB with headroom and peaks at ' || {{ recommendations_format_number('per_machine.p95_gpu_util_pct', 0) }}
+        || ') needs ' || {{ format_number('per_machine.required_memory_gb', 1) }}
+        || ' GB with headroom and peaks at ' || {{ format_number('per_machine.p95_gpu_util_pct', 0) }}
         || ' % GPU (p95); served from ' || per_machine.suggested_instance_type || ' ('
         || per_machine.suggested_gpu_model || ') it would cost '
-        || {{ recommendations_format_number('per_machine.projected_monthly_cost', 0) }}
-        || ' instead of ' || {{ recommendations_format_number('per_machine.current_monthly_cost', 0) }}
+        || {{ format_number('per_machine.projected_monthly_cost', 0) }}
+        || ' instead of ' || {{ format_number('per_machine.current_monthly_cost', 0) }}
         || ' {{ currency }} a month'
         || case
             when instances.pricing_category = 'Committed'

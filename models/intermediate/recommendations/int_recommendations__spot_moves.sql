@@ -283,22 +283,22 @@ final as (
         cast(current_monthly_cost as double) as current_monthly_cost,
         cast(projected_monthly_cost as double) as projected_monthly_cost,
         team || '/' || project || ' trains on on-demand ' || instance_type || ' (' || runs
-        || ' checkpointed runs in ' || {{ recommendations_format_number('lookback_hours / 24.0', 0) }}
-        || ' days; median ' || {{ recommendations_format_number('p50_gpus', 1) }} || ' of peak '
-        || {{ recommendations_format_number('peak_gpus', 0) }} || ' GPUs in use, '
-        || {{ recommendations_format_number('100 * idle_gpu_hours / nullif(provisioned_gpu_hours, 0)', 0) }}
+        || ' checkpointed runs in ' || {{ format_number('lookback_hours / 24.0', 0) }}
+        || ' days; median ' || {{ format_number('p50_gpus', 1) }} || ' of peak '
+        || {{ format_number('peak_gpus', 0) }} || ' GPUs in use, '
+        || {{ format_number('100 * idle_gpu_hours / nullif(provisioned_gpu_hours, 0)', 0) }}
         || ' % of GPU-hours idle). On spot machines launched per run at '
-        || {{ recommendations_format_number('spot_gpu_hourly_cost', 2) }} || ' {{ currency }} per GPU-hour ('
+        || {{ format_number('spot_gpu_hourly_cost', 2) }} || ' {{ currency }} per GPU-hour ('
         || case
             when price_source = 'catalogue'
                 then 'catalogue price less the assumed {{ spot_discount }} % spot discount'
             when is_spot_price_observed then 'spot price on the bill'
             else 'billed on-demand price less the assumed {{ spot_discount }} % spot discount'
         end
-        || ') plus the ' || {{ recommendations_format_number('retry_overhead_pct', 0) }}
+        || ') plus the ' || {{ format_number('retry_overhead_pct', 0) }}
         || ' % retry overhead of spot training, it would cost '
-        || {{ recommendations_format_number('projected_monthly_cost', 0) }} || ' instead of '
-        || {{ recommendations_format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
+        || {{ format_number('projected_monthly_cost', 0) }} || ' instead of '
+        || {{ format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
             as rationale
     from projected
 )

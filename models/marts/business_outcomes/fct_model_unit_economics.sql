@@ -27,7 +27,7 @@ project_inference_daily as (
         sum(cost) as inference_cost
     from owner_daily
     where workload_class = 'inference'
-    group by all
+    group by day, project
 ),
 
 model_requests_daily as (
@@ -37,7 +37,7 @@ model_requests_daily as (
         model,
         sum(request_count) as requests
     from requests
-    group by all
+    group by request_date, project, model
 ),
 
 model_daily as (
@@ -67,7 +67,7 @@ model_monthly_inference as (
         sum(requests) as inference_requests,
         sum(inference_cost) as inference_cost
     from model_daily
-    group by all
+    group by cast(date_trunc('month', day) as date), model
 ),
 
 model_monthly_deployments as (
@@ -77,7 +77,7 @@ model_monthly_deployments as (
         count(*) as deployments,
         count(distinct training_run_id) as trained_runs
     from deployments
-    group by all
+    group by cast(date_trunc('month', deployed_at) as date), model
 ),
 
 deployed_runs as (
@@ -96,7 +96,7 @@ model_monthly_training as (
         model,
         sum(true_cost) as training_cost
     from deployed_runs
-    group by all
+    group by month_start, model
 ),
 
 spine as (
@@ -109,7 +109,7 @@ final as (
     select
         -- dimensions
         spine.month_start,
-        strftime(spine.month_start, '%Y-%m') as billing_month,
+        {{ month_key(utc_midnight('spine.month_start')) }} as billing_month,
         spine.model,
         -- numerics
         cast(coalesce(model_monthly_inference.inference_requests, 0) as bigint) as inference_requests,

@@ -33,7 +33,7 @@ monthly_cost as (
         sum(case when workload_class = 'inference' then cost else 0 end) as inference_cost,
         sum(total_cost) as total_gpu_cost
     from owner_daily
-    group by all
+    group by cast(date_trunc('month', day) as date), project
 ),
 
 monthly_value as (
@@ -42,7 +42,7 @@ monthly_value as (
         project,
         sum(business_value) as business_value
     from business_value
-    group by all
+    group by cast(date_trunc('month', value_month) as date), project
 ),
 
 monthly_requests as (
@@ -51,7 +51,7 @@ monthly_requests as (
         project,
         sum(request_count) as inference_requests
     from requests
-    group by all
+    group by cast(date_trunc('month', request_date) as date), project
 ),
 
 monthly_deployments as (
@@ -59,14 +59,15 @@ monthly_deployments as (
         cast(date_trunc('month', deployed_at) as date) as month_start,
         project,
         count(*) as models_deployed,
-        median(
-            case
-                when environment = 'production' and training_completed_at is not null
-                    then {{ seconds_between('training_completed_at', 'deployed_at') }} / 86400.0
-            end
+        percentile_cont(0.5) within group (
+            order by
+                case
+                    when environment = 'production' and training_completed_at is not null
+                        then {{ seconds_between('training_completed_at', 'deployed_at') }} / 86400.0
+                end
         ) as median_days_to_production
     from deployments
-    group by all
+    group by cast(date_trunc('month', deployed_at) as date), project
 ),
 
 monthly_runs as (
@@ -77,7 +78,7 @@ monthly_runs as (
         sum(true_cost) as completed_runs_cost
     from training_runs
     where completed
-    group by all
+    group by cast(date_trunc('month', last_ended_at) as date), project
 ),
 
 spine as (
@@ -119,7 +120,7 @@ final as (
     select
         -- dimensions
         month_start,
-        strftime(month_start, '%Y-%m') as billing_month,
+        {{ month_key(utc_midnight('month_start')) }} as billing_month,
         project,
         -- costs
         {{ money('training_cost') }} as training_cost,

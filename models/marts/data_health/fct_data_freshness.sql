@@ -61,7 +61,7 @@ billing_freshness as (
         max(billing.ChargePeriodEnd) as data_to
     from billing
     where billing.ChargeCategory = 'Usage'
-    group by all
+    group by billing.x_Source, {{ focus_provider('billing.ProviderName', 'billing.x_Source') }}
 ),
 
 telemetry_freshness as (
@@ -76,7 +76,7 @@ telemetry_freshness as (
     from telemetry_hours
     left join gpus on telemetry_hours.gpu_uuid = gpus.gpu_id
     where telemetry_hours.mig_instance_id is null
-    group by all
+    group by coalesce(gpus.provider, 'unknown')
 ),
 
 scheduler_freshness as (
@@ -145,8 +145,8 @@ business_freshness as (
         cast(null as varchar) as provider,
         'request counts (day x model x environment)' as record_kind,
         count(*) as records,
-        timezone('UTC', cast(min(request_date) as timestamp)) as data_from,
-        timezone('UTC', cast(max(request_date) + 1 as timestamp)) as data_to
+        {{ utc_midnight('min(request_date)') }} as data_from,
+        {{ utc_midnight('max(request_date) + 1') }} as data_to
     from inference_requests
     having count(*) > 0
     union all
@@ -167,8 +167,8 @@ business_freshness as (
         cast(null as varchar) as provider,
         'project months' as record_kind,
         count(*) as records,
-        timezone('UTC', cast(min(value_month) as timestamp)) as data_from,
-        timezone('UTC', cast(max(value_month) + interval '1 month' as timestamp)) as data_to
+        {{ utc_midnight('min(value_month)') }} as data_from,
+        {{ utc_midnight("max(value_month) + interval '1 month'") }} as data_to
     from business_value
     having count(*) > 0
 ),

@@ -20,7 +20,7 @@ final as (
         loads.error,
         loads.restatement_scope,
         loads.delivery_version,
-        array_to_string(loads.landed_tables, ', ') as landed_tables,
+        {{ join_items('loads.landed_tables', "', '") }} as landed_tables,
         -- flags
         loads.status = 'loaded' as is_current,
         row_number() over (partition by loads.file_path order by loads.loaded_at desc, loads.load_id) = 1

@@ -42,11 +42,7 @@ budget_scope as (
 ),
 
 days as (
-    select cast(unnest(generate_series(
-        cast(date_trunc('month', first_day) as timestamp),
-        cast(last_day(as_of_day) as timestamp),
-        interval 1 day
-    )) as date) as day
+    select {{ unnest_dates("date_trunc('month', first_day)", dbt.last_day('as_of_day', 'month')) }} as day
     from data_window
     where as_of_day is not null
 ),
@@ -79,7 +75,13 @@ scope_daily_cost as (
             owner_daily.day = scope_days.day
             and owner_daily.team = scope_days.team
             and (scope_days.project is null or owner_daily.project = scope_days.project)
-    group by all
+    group by
+        scope_days.month_start,
+        scope_days.team,
+        scope_days.project,
+        scope_days.day,
+        scope_days.is_actual,
+        scope_days.is_lookback
 ),
 
 weekday_rate as (
@@ -87,11 +89,11 @@ weekday_rate as (
         month_start,
         team,
         project,
-        dayofweek(day) as weekday,
+        {{ day_of_week('day') }} as weekday,
         avg(cost) as weekday_mean_cost
     from scope_daily_cost
     where is_lookback
-    group by all
+    group by month_start, team, project, {{ day_of_week('day') }}
 ),
 
 overall_rate as (
@@ -102,7 +104,7 @@ overall_rate as (
         avg(cost) as mean_cost
     from scope_daily_cost
     where is_lookback
-    group by all
+    group by month_start, team, project
 ),
 
 projected_days as (
@@ -122,7 +124,7 @@ projected_days as (
             scope_daily_cost.month_start = weekday_rate.month_start
             and scope_daily_cost.team = weekday_rate.team
             and scope_daily_cost.project is not distinct from weekday_rate.project
-            and dayofweek(scope_daily_cost.day) = weekday_rate.weekday
+            and {{ day_of_week('scope_daily_cost.day') }} = weekday_rate.weekday
     left join overall_rate
         on
             scope_daily_cost.month_start = overall_rate.month_start
@@ -155,7 +157,7 @@ totals as (
             cumulative.month_start = budget_scope.month_start
             and cumulative.team = budget_scope.team
             and cumulative.project is not distinct from budget_scope.project
-    group by all
+    group by cumulative.month_start, cumulative.team, cumulative.project
 ),
 
 final as (
@@ -189,7 +191,7 @@ final as (
             end as double
         ) as forecast_pct_of_budget,
         -- dates
-        cast(least(budget_scope.as_of_day, last_day(budget_scope.month_start)) as date) as as_of_day,
+        cast(least(budget_scope.as_of_day, {{ dbt.last_day('budget_scope.month_start', 'month') }}) as date) as as_of_day,
         cast(totals.projected_breach_date as date) as projected_breach_date
     from budget_scope
     left join totals

@@ -52,7 +52,7 @@ hourly as (
         gpu_model,
         cluster,
         hour_start,
-        cast(timezone('UTC', hour_start) as date) as day,
+        {{ utc_date('hour_start') }} as day,
         sum(provisioned_seconds) / 3600.0 as provisioned_gpu_hours,
         sum(allocated_seconds) / 3600.0 as allocated_gpu_hours,
         sum(busy_gpu_hours) as busy_gpu_hours
@@ -70,8 +70,8 @@ daily as (
         sum(provisioned_gpu_hours) as provisioned_gpu_hours,
         sum(allocated_gpu_hours) as allocated_gpu_hours,
         sum(busy_gpu_hours) as busy_gpu_hours,
-        quantile_cont(allocated_gpu_hours, 0.5) as p50_hourly_allocated_gpus,
-        quantile_cont(allocated_gpu_hours, 0.95) as p95_hourly_allocated_gpus,
+        percentile_cont(0.5) within group (order by allocated_gpu_hours) as p50_hourly_allocated_gpus,
+        percentile_cont(0.95) within group (order by allocated_gpu_hours) as p95_hourly_allocated_gpus,
         max(allocated_gpu_hours) as peak_hourly_allocated_gpus,
         max(provisioned_gpu_hours) as peak_hourly_provisioned_gpus
     from hourly

@@ -94,7 +94,7 @@ months as (
 joined as (
     select
         months.commitment_id,
-        months.month_start,
+        cast(months.month_start as date) as month_start,
         coalesce(covered_monthly.provider, unused_monthly.provider) as provider,
         coalesce(covered_monthly.billing_account_id, unused_monthly.billing_account_id) as billing_account_id,
         coalesce(unused_monthly.commitment_type, covered_monthly.commitment_type) as commitment_type,
@@ -121,7 +121,7 @@ final as (
         billing_account_id,
         -- dimensions
         commitment_type,
-        strftime(month_start, '%Y-%m') as billing_month,
+        {{ month_key(utc_midnight('month_start')) }} as billing_month,
         -- numerics
         cast(covered_instance_hours as double) as covered_instance_hours,
         cast(covered_gpu_hours as double) as covered_gpu_hours,
@@ -142,7 +142,7 @@ final as (
             as effective_savings_rate,
         {{ money('covered_list_cost - used_cost - unused_cost') }} as net_savings,
         -- timestamps
-        cast(month_start as date) as month_start
+        month_start
     from joined
 )
 

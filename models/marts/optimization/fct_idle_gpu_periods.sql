@@ -66,8 +66,8 @@ gpu_bills as (
         max(provider) as provider,
         min(hour_start) as first_billed_hour,
         max(hour_start) as last_billed_hour,
-        arg_min(provisioned_seconds, hour_start) as first_hour_seconds,
-        arg_max(provisioned_seconds, hour_start) as last_hour_seconds
+        {{ value_at_min('provisioned_seconds', 'hour_start') }} as first_hour_seconds,
+        {{ value_at_max('provisioned_seconds', 'hour_start') }} as last_hour_seconds
     from gpu_hours
     where is_billed
     group by gpu_id
@@ -133,8 +133,8 @@ run_jobs as (
             intervals.job_key = job_consumers.job_key
             and (
                 low_runs.consumer = job_consumers.consumer_prefix
-                or starts_with(low_runs.consumer, job_consumers.consumer_prefix || '/')
-                or starts_with(low_runs.consumer, job_consumers.consumer_prefix || ' ')
+                or {{ has_prefix('low_runs.consumer', "job_consumers.consumer_prefix || '/'") }}
+                or {{ has_prefix('low_runs.consumer', "job_consumers.consumer_prefix || ' '") }}
             )
     where low_runs.cause = 'job_idle' and not low_runs.is_mig_enabled
 ),
@@ -201,7 +201,7 @@ period_hours as (
         gpu_id,
         started_at,
         ended_at,
-        unnest({{ hour_starts('started_at', 'ended_at') }}) as hour_start
+        {{ unnest_hour_starts('started_at', 'ended_at') }} as hour_start
     from periods
 ),
 
@@ -217,13 +217,13 @@ period_costs as (
             ) }}
             / nullif(gpu_hours.provisioned_seconds, 0)
         ) as cost,
-        arg_max(
-            gpu_hours.owner_team,
-            {{ seconds_between(
+        {{ value_at_max(
+            'gpu_hours.owner_team',
+            seconds_between(
                 'greatest(period_hours.started_at, period_hours.hour_start)',
                 'least(period_hours.ended_at, period_hours.hour_start + interval 1 hour)'
-            ) }}
-        ) filter (where gpu_hours.is_billed) as machine_team
+            )
+        ) }} filter (where gpu_hours.is_billed) as machine_team
     from period_hours
     inner join gpu_hours
         on
@@ -271,7 +271,7 @@ recommended as (
 final as (
     select
         -- ids
-        gpu_id || '@' || strftime(timezone('UTC', started_at), '%Y-%m-%dT%H:%M:%SZ') as idle_period_id,
+        gpu_id || '@' || {{ utc_iso_text('started_at') }} as idle_period_id,
         gpu_id,
         host,
         instance_id,

@@ -48,7 +48,7 @@ job_gpus as (
         max(gpus.region) as region,
         max(gpus.instance_type) as instance_type,
         max(gpus.gpu_model) as gpu_model,
-        bool_or(coalesce(gpus.is_mig_enabled, false)) as any_mig
+        {{ dbt.bool_or('coalesce(gpus.is_mig_enabled, false)') }} as any_mig
     from allocations
     inner join gpus on allocations.gpu_id = gpus.gpu_id
     where allocations.job_key is not null

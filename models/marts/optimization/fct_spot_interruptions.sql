@@ -5,13 +5,15 @@
     'interrupted' between the warning and `spot_interruption_kill_window_minutes` (default 10) after it.
     GPU-seconds are the killed attempts' held GPU time × share (int_workloads__job_gpu_intervals).
 #}
+{%- set kill_window_minutes = var('spot_interruption_kill_window_minutes', 10) %}
+
 with
 
 job_costs as (
     select * from {{ ref('fct_job_costs') }}
 ),
 
- events as (
+events as (
     select * from {{ ref('stg_aws_events__events') }}
 ),
 
@@ -27,11 +29,18 @@ intervals as (
     select * from {{ ref('int_workloads__job_gpu_intervals') }}
 ),
 
-warnings as (
-    select *
+ranked_warnings as (
+    select
+        *,
+        row_number() over (partition by event_id order by load_id desc) as load_rank
     from events
     where detail_type = 'EC2 Spot Instance Interruption Warning'
-    qualify row_number() over (partition by event_id order by load_id desc) = 1
+),
+
+warnings as (
+    select *
+    from ranked_warnings
+    where load_rank = 1
 ),
 
 instance_nodes as (
@@ -45,7 +54,7 @@ instance_nodes as (
         max(capacity_type) as capacity_type
     from nodes
     where instance_id is not null
-    group by 1
+    group by instance_id
 ),
 
 job_gpu_seconds as (
@@ -53,7 +62,7 @@ job_gpu_seconds as (
         job_key,
         sum({{ seconds_between('started_at', 'ended_at') }} * share) as gpu_seconds
     from intervals
-    group by 1
+    group by job_key
 ),
 
 killed as (
@@ -67,11 +76,10 @@ killed as (
         on warnings.instance_id = instance_nodes.instance_id
     inner join jobs
         on jobs.cluster = instance_nodes.cluster
-        and {{ workloads_list_contains('jobs.hostnames', 'instance_nodes.node_name') }}
+        and {{ contains_item('jobs.hostnames', 'instance_nodes.node_name') }}
         and jobs.end_reason = 'interrupted'
         and jobs.ended_at >= warnings.event_at
-        and jobs.ended_at <= warnings.event_at
-            + to_minutes(cast({{ var('spot_interruption_kill_window_minutes', 10) }} as bigint))
+        and jobs.ended_at <= {{ add_seconds('warnings.event_at', kill_window_minutes ~ ' * 60') }}
     left join job_gpu_seconds
         on jobs.job_key = job_gpu_seconds.job_key
     left join job_costs
@@ -81,12 +89,12 @@ killed as (
 killed_per_warning as (
     select
         event_id,
-        {{ workloads_list_agg('job_key') }} as killed_job_keys,
+        {{ distinct_items_agg('job_key') }} as killed_job_keys,
         count(*) as killed_attempts,
         sum(gpu_seconds) as killed_gpu_seconds,
         sum(cost) as killed_attempts_cost
     from killed
-    group by 1
+    group by event_id
 ),
 
 final as (
@@ -103,7 +111,7 @@ final as (
         instance_nodes.instance_type,
         warnings.instance_action,
         -- numerics
-        coalesce(killed_per_warning.killed_job_keys, {{ workloads_empty_list() }}) as killed_job_keys,
+        coalesce(killed_per_warning.killed_job_keys, {{ empty_string_list() }}) as killed_job_keys,
         cast(coalesce(killed_per_warning.killed_attempts, 0) as integer) as killed_attempts,
         cast(coalesce(killed_per_warning.killed_gpu_seconds, 0) as double) as killed_gpu_seconds,
         {{ money('coalesce(killed_per_warning.killed_attempts_cost, 0)') }} as killed_attempts_cost,

@@ -43,7 +43,7 @@ team_costs as (
 -- the first day whose midnight the GPU-hour data has not reached: that day is still filling in
 data_end as (
     select
-        cast(timezone('UTC', {{ dbt.dateadd('hour', 1, 'max(hour_start)') }}) as date) as open_day
+        {{ utc_date(dbt.dateadd('hour', 1, 'max(hour_start)')) }} as open_day
     from gpu_hours
 ),
 

@@ -1,0 +1,32 @@
+{#-
+    Aggregates that engines spell differently, behind adapter.dispatch: the default spelling is
+    DuckDB's, and a project moved to another engine overrides the `<adapter>__` variant of each
+    macro here, not the models (CONTRACT §7). Percentiles need none: `percentile_cont(p) within
+    group (order by x)` is read alike; neither does any-true, which is dbt.bool_or.
+-#}
+
+{#- An aggregate: `value` at the row where `order_by` is largest; rows where either is null are left
+    out, and a tie gives any one of the tied rows' values. -#}
+{% macro value_at_max(value, order_by) -%}
+    {{ return(adapter.dispatch('value_at_max', 'gpu_ledger')(value, order_by)) }}
+{%- endmacro %}
+{% macro default__value_at_max(value, order_by) -%}
+    arg_max({{ value }}, {{ order_by }})
+{%- endmacro %}
+
+{#- An aggregate: `value` at the row where `order_by` is smallest (as value_at_max). -#}
+{% macro value_at_min(value, order_by) -%}
+    {{ return(adapter.dispatch('value_at_min', 'gpu_ledger')(value, order_by)) }}
+{%- endmacro %}
+{% macro default__value_at_min(value, order_by) -%}
+    arg_min({{ value }}, {{ order_by }})
+{%- endmacro %}
+
+{#- An aggregate (or window function): true when a boolean expression is true on every row, nulls
+    left out (null when all are null); dbt.bool_or's counterpart. -#}
+{% macro all_true(expression) -%}
+    {{ return(adapter.dispatch('all_true', 'gpu_ledger')(expression)) }}
+{%- endmacro %}
+{% macro default__all_true(expression) -%}
+    bool_and({{ expression }})
+{%- endmacro %}
