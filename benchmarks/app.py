@@ -23,30 +23,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app" / "streamlit_app.py"
+from gpu_ledger.app_server import APP, serving
+
+ROOT = APP.parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
-PAGES = [
-    "overview",
-    "showback",
-    "budgets",
-    "waste",
-    "jobs",
-    "purchasing",
-    "business",
-    "capacity",
-    "data_health",
-    "sql",
-]
+PAGES = sorted(path.stem for path in (APP.parent / "views").glob("*.py"))  # one per st.Page
 BIG_MARTS = ("fct_gpu_hours", "fct_gpu_hour_allocations", "fct_job_costs", "fct_billing_focus")
 
 
@@ -92,75 +78,33 @@ def headless(pages: list[str], repeats: int) -> list[tuple[str, float, float]]:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def browser(home: Path, pages: list[str]) -> list[tuple[str, float, float]]:
     """(page, first load seconds, second load seconds) per page, in headless Chromium."""
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [
-        str(Path(sys.executable).with_name("streamlit")),
-        "run",
-        str(APP),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
-    env = {**os.environ, "GPU_LEDGER_HOME": str(home)}
-    server = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
     out = []
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("streamlit did not start") from None
-                time.sleep(0.5)
-        with sync_playwright() as p:
-            chromium = p.chromium.launch(
-                executable_path=str(CHROMIUM),
-                headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    with serving(home) as url, sync_playwright() as p:
+        chromium = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+        )
+        tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+
+        def load(page: str) -> float:
+            started = time.perf_counter()
+            tab.goto(f"{url}/{'' if page == 'overview' else page}", wait_until="domcontentloaded")
+            tab.wait_for_selector(
+                "[data-testid='stApp'][data-test-script-state='notRunning']", timeout=900_000
             )
-            tab = chromium.new_page(viewport={"width": 1400, "height": 1000})
+            elapsed = time.perf_counter() - started
+            if tab.locator("[data-testid='stException']").count():
+                raise SystemExit(f"{page}: the page shows an exception")
+            return elapsed
 
-            def load(page: str) -> float:
-                started = time.perf_counter()
-                tab.goto(f"{url}/{'' if page == 'overview' else page}", wait_until="domcontentloaded")
-                tab.wait_for_selector(
-                    "[data-testid='stApp'][data-test-script-state='notRunning']", timeout=900_000
-                )
-                elapsed = time.perf_counter() - started
-                if tab.locator("[data-testid='stException']").count():
-                    raise SystemExit(f"{page}: the page shows an exception")
-                return elapsed
-
-            for page in pages:
-                out.append((page, load(page), load(page)))
-            chromium.close()
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)  # the server's own process group, by its PID
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        for page in pages:
+            out.append((page, load(page), load(page)))
+        chromium.close()
     return out
 
 

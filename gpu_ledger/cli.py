@@ -270,30 +270,13 @@ def _build(args: argparse.Namespace, home: Path) -> int:
 
 def _app(args: argparse.Namespace, home: Path) -> int:
     """Serve the reports; the app reads <home>/warehouse.duckdb read-only and never blocks a build."""
-    import os
     import subprocess
 
-    from gpu_ledger.build import PROJECT_DIR
+    from gpu_ledger.app_server import command, environment
 
     print(f"GPU Ledger reports on http://{args.address}:{args.port} (Ctrl+C to stop)")
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(PROJECT_DIR / "app" / "streamlit_app.py"),
-        "--server.headless",
-        "true",
-        "--server.address",
-        args.address,
-        "--server.port",
-        str(args.port),
-        "--browser.gatherUsageStats",
-        "false",
-    ]
-    env = {**os.environ, "GPU_LEDGER_HOME": str(Path(home).resolve())}
     try:
-        return subprocess.call(command, env=env)
+        return subprocess.call(command(args.address, args.port), env=environment(home))
     except KeyboardInterrupt:
         return 0
 

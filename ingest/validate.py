@@ -106,6 +106,20 @@ def _manifest_suite() -> Suite:
     )
 
 
+def _not_before(later: str, earlier: str) -> gx.expectations.Expectation:
+    """`later` is at or after `earlier` on every row that has both."""
+    return gx.expectations.ExpectColumnPairValuesAToBeGreaterThanB(
+        column_A=later, column_B=earlier, or_equal=True, ignore_row_if="either_value_is_missing"
+    )
+
+
+def _after(later: str, earlier: str) -> gx.expectations.Expectation:
+    """`later` is strictly after `earlier` on every row that has both."""
+    return gx.expectations.ExpectColumnPairValuesAToBeGreaterThanB(
+        column_A=later, column_B=earlier, ignore_row_if="either_value_is_missing"
+    )
+
+
 def _billing_suites() -> list[Suite]:
     e = gx.expectations
     usage = {"row_condition": 'line_item_line_item_type == "Usage"', "condition_parser": "pandas"}
@@ -125,14 +139,9 @@ def _billing_suites() -> list[Suite]:
                 e.ExpectColumnValuesToNotBeNull(column="line_item_line_item_type"),
                 e.ExpectColumnValuesToNotBeNull(column="line_item_usage_account_id"),
                 e.ExpectColumnValuesToNotBeNull(column="line_item_unblended_cost"),
-                e.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="line_item_usage_start_date",
-                    column_B="bill_billing_period_start_date",
-                    or_equal=True,
-                ),
-                e.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="bill_billing_period_end_date", column_B="line_item_usage_start_date"
-                ),
+                e.ExpectColumnValuesToNotBeNull(column="line_item_usage_start_date"),
+                _not_before("line_item_usage_start_date", "bill_billing_period_start_date"),
+                _after("bill_billing_period_end_date", "line_item_usage_start_date"),
                 e.ExpectColumnValuesToBeBetween(
                     column="rate_times_quantity_gap", min_value=0, max_value=0.01, **usage
                 ),
@@ -153,12 +162,9 @@ def _billing_suites() -> list[Suite]:
                 e.ExpectColumnValuesToBeInSet(
                     column="ChargeCategory", value_set=["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
                 ),
-                e.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="ChargePeriodStart", column_B="BillingPeriodStart", or_equal=True
-                ),
-                e.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="BillingPeriodEnd", column_B="ChargePeriodStart"
-                ),
+                e.ExpectColumnValuesToNotBeNull(column="ChargePeriodStart"),
+                _not_before("ChargePeriodStart", "BillingPeriodStart"),
+                _after("BillingPeriodEnd", "ChargePeriodStart"),
             ),
         ),
         Suite(
@@ -204,18 +210,8 @@ def _workload_suites() -> list[Suite]:
                 e.ExpectColumnValuesToNotBeNull(column="job_id"),
                 e.ExpectColumnValuesToBeInSet(column="state_known", value_set=[True], mostly=0.99),
                 e.ExpectColumnValuesToNotBeNull(column="submit_at", **allocations),
-                e.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="start_at",
-                    column_B="submit_at",
-                    or_equal=True,
-                    ignore_row_if="either_value_is_missing",
-                ),
-                e.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="end_at",
-                    column_B="start_at",
-                    or_equal=True,
-                    ignore_row_if="either_value_is_missing",
-                ),
+                _not_before("start_at", "submit_at"),
+                _not_before("end_at", "start_at"),
                 e.ExpectColumnValuesToBeBetween(column="alloc_gpus", min_value=0, max_value=1024),
             ),
         ),
@@ -228,12 +224,7 @@ def _workload_suites() -> list[Suite]:
                 e.ExpectColumnValuesToBeInSet(
                     column="phase", value_set=["Pending", "Running", "Succeeded", "Failed", "Unknown"]
                 ),
-                e.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="finished_at",
-                    column_B="started_at",
-                    or_equal=True,
-                    ignore_row_if="either_value_is_missing",
-                ),
+                _not_before("finished_at", "started_at"),
                 e.ExpectColumnValuesToBeBetween(column="gpu_request", min_value=0, max_value=64),
             ),
         ),

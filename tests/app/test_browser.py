@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from gpu_ledger.app_server import APP, serving
+
 CHROMIUM = Path("/usr/bin/chromium")
-APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -42,58 +35,17 @@ PAGES = {
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(warehouse: Path):
     if not CHROMIUM.exists():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     pytest.importorskip("playwright.sync_api", reason="pip playwright is not installed")
-    port = _free_port()
-    env = {**os.environ, "GPU_LEDGER_HOME": str(warehouse.parent)}
-    streamlit = Path(sys.executable).with_name("streamlit")
-    cmd = [
-        str(streamlit),
-        "run",
-        str(APP),
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
-    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in finally, after the server stops
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"streamlit did not start: {log.read().decode()[-3000:]}")
-            time.sleep(0.5)
+    with serving(warehouse.parent, timeout_s=60) as url:
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group, by its PID
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
+
+
+def test_every_page_has_a_figure_to_look_for():
+    assert sorted(PAGES) == sorted(path.stem for path in (APP.parent / "views").glob("*.py"))
 
 
 def test_a_fresh_server_opens_a_page_by_its_own_url(server: str):

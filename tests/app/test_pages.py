@@ -12,21 +12,10 @@ from streamlit.testing.v1 import AppTest
 
 from app.data import RejectedQuery, check_user_sql
 from app.filters import money, number
+from gpu_ledger.app_server import APP
 from gpu_ledger.warehouse import query
 
-APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
-PAGES = [
-    "overview",
-    "showback",
-    "budgets",
-    "waste",
-    "jobs",
-    "purchasing",
-    "business",
-    "capacity",
-    "data_health",
-    "sql",
-]
+PAGES = sorted(path.stem for path in (APP.parent / "views").glob("*.py"))  # one per st.Page
 
 
 @pytest.fixture

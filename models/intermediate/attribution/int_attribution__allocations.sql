@@ -10,6 +10,11 @@
 
 with
 
+held as (
+    select * from {{ ref('int_workloads__job_gpu_hours_held') }}
+),
+
+-- the intervals themselves, for the few job-hours measured sample by sample (below)
 intervals as (
     select * from {{ ref('int_workloads__job_gpu_intervals') }}
 ),
@@ -28,40 +33,6 @@ unit_samples as (
 
 jobs as (
     select * from {{ ref('int_workloads__jobs') }}
-),
-
-interval_hours as (
-    select
-        job_key,
-        gpu_uuid as gpu_id,
-        mig_instance_id,
-        share,
-        started_at,
-        ended_at,
-        {{ unnest_hour_starts('started_at', 'ended_at') }} as hour_start
-    from intervals
-    where ended_at > started_at
-),
-
-held as (
-    select
-        interval_hours.job_key,
-        interval_hours.gpu_id,
-        interval_hours.mig_instance_id,
-        interval_hours.hour_start,
-        max(interval_hours.share) as share,
-        sum(
-            {{ seconds_between(
-                'greatest(interval_hours.started_at, interval_hours.hour_start)',
-                'least(interval_hours.ended_at, interval_hours.hour_start + interval 1 hour)'
-            ) }}
-        ) as allocated_seconds
-    from interval_hours
-    group by
-        interval_hours.job_key,
-        interval_hours.gpu_id,
-        interval_hours.mig_instance_id,
-        interval_hours.hour_start
 ),
 
 -- the seconds each GPU-hour's consumers hold, weighted by their share
@@ -133,20 +104,21 @@ hourly_usage as (
 
 shared_intervals as (
     select
-        interval_hours.job_key,
-        interval_hours.gpu_id,
-        interval_hours.mig_instance_id,
-        interval_hours.hour_start,
+        held_consumers.job_key,
+        held_consumers.gpu_id,
+        held_consumers.mig_instance_id,
+        held_consumers.hour_start,
         held_consumers.consumer_prefix,
-        greatest(interval_hours.started_at, interval_hours.hour_start) as held_from,
-        least(interval_hours.ended_at, interval_hours.hour_start + interval 1 hour) as held_until
-    from interval_hours
-    inner join held_consumers
+        greatest(intervals.started_at, held_consumers.hour_start) as held_from,
+        least(intervals.ended_at, held_consumers.hour_start + interval 1 hour) as held_until
+    from held_consumers
+    inner join intervals
         on
-            interval_hours.job_key = held_consumers.job_key
-            and interval_hours.gpu_id = held_consumers.gpu_id
-            and interval_hours.mig_instance_id is not distinct from held_consumers.mig_instance_id
-            and interval_hours.hour_start = held_consumers.hour_start
+            held_consumers.job_key = intervals.job_key
+            and held_consumers.gpu_id = intervals.gpu_uuid
+            and held_consumers.mig_instance_id is not distinct from intervals.mig_instance_id
+            and intervals.started_at < held_consumers.hour_start + interval 1 hour
+            and intervals.ended_at > held_consumers.hour_start
     where held_consumers.is_shared
 ),
 

@@ -1,8 +1,8 @@
 -- grain: one row per job attempt (job_key) x gpu_id x mig_instance_id x clock hour it held the GPU (slice)
 {#-
     A job attempt's use and cost of each GPU (or MIG slice) in each clock hour it held it. GPU-hours
-    come from the scheduler intervals themselves (int_workloads__job_gpu_intervals, cut at clock
-    hours): allocated seconds x share, known even for a GPU that no bill and no telemetry covers.
+    come from the scheduler intervals themselves (int_workloads__job_gpu_hours_held, the intervals
+    cut at clock hours): allocated seconds x share, known even for a GPU that no bill and no telemetry covers.
     Cost, energy and measured use come from the job's rows of int_attribution__allocations; an
     interval hour without one (a GPU nobody billed and DCGM never saw) carries zero cost and no samples.
     avg_gpu_util_pct is the hour's own average: the job's samples on this GPU (slice) in this hour.
@@ -10,43 +10,13 @@
 
 with
 
-intervals as (
-    select * from {{ ref('int_workloads__job_gpu_intervals') }}
+held as (
+    select * from {{ ref('int_workloads__job_gpu_hours_held') }}
 ),
 
 allocations as (
     select * from {{ ref('int_attribution__allocations') }}
     where consumer_type = 'job'
-),
-
-interval_hours as (
-    select
-        job_key,
-        gpu_uuid as gpu_id,
-        mig_instance_id,
-        share,
-        started_at,
-        ended_at,
-        {{ unnest_hour_starts('started_at', 'ended_at') }} as hour_start
-    from intervals
-    where ended_at > started_at
-),
-
-held as (
-    select
-        job_key,
-        gpu_id,
-        mig_instance_id,
-        hour_start,
-        max(share) as share,
-        sum(
-            {{ seconds_between(
-                'greatest(started_at, hour_start)',
-                'least(ended_at, hour_start + interval 1 hour)'
-            ) }}
-        ) as allocated_seconds
-    from interval_hours
-    group by job_key, gpu_id, mig_instance_id, hour_start
 ),
 
 joined as (

@@ -1,0 +1,82 @@
+"""Serving the Streamlit reports: the command `gpu-ledger app` runs, and a server started and stopped
+around a block of code (the browser test and benchmarks/app.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+APP = Path(__file__).resolve().parents[1] / "app" / "streamlit_app.py"
+
+
+def command(address: str, port: int) -> list[str]:
+    """`streamlit run` of the app, headless, on address:port, sending no usage statistics."""
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.headless",
+        "true",
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+
+
+def environment(home: Path) -> dict[str, str]:
+    """The process environment with the app pointed at `home`."""
+    return {**os.environ, "GPU_LEDGER_HOME": str(Path(home).resolve())}
+
+
+@contextmanager
+def serving(home: Path, *, timeout_s: float = 120) -> Iterator[str]:
+    """Serve the app over `home` on a free port of 127.0.0.1; yield its URL once it answers
+    /_stcore/health; stop it (its own process group, by PID) on the way out."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(
+            command("127.0.0.1", port),
+            env=environment(home),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                        if reply.status == 200:
+                            break
+                except OSError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise RuntimeError(f"streamlit did not start: {log.read().decode()[-3000:]}")
+                time.sleep(0.5)
+            yield url
+        finally:
+            if server.poll() is None:
+                os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
