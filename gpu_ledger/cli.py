@@ -188,7 +188,12 @@ def _simulate(args: argparse.Namespace, out: Path) -> int:
         f"{summary['telemetry_samples']:,} telemetry samples "
         f"over {args.days} days into {out}"
     )
-    print(f"Ground truth: {out / 'ground_truth'}")
+    for pool in summary["left_out"]:
+        print(
+            f"Left out, the fleet is too small for it: {pool['behaviour']} ({pool['pool']}, "
+            f"needs {pool['needs_gpus']} GPUs)"
+        )
+    print(f"Ground truth: {out / 'ground_truth'} (gpu-ledger ingest {out} skips it)")
     return 0
 
 
@@ -342,9 +347,7 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
     code = _simulate(args, simulated)
     if code:
         return code
-    from simulator.generate import INPUT_FOLDERS
-
-    args.paths = [simulated / name for name in INPUT_FOLDERS if (simulated / name).exists()]
+    args.paths = [simulated]
     args.format_name, args.timezone, args.sacct_fields, args.host = None, "UTC", None, None
     args.full_refresh = False
     for stage in (lambda: _ingest(args, home), lambda: _validate(home), lambda: _build(args, home)):

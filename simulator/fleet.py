@@ -263,14 +263,43 @@ BURST_POOL = Pool(
 
 
 def minimum_gpus() -> int:
+    """The smallest fleet that shows every planted behaviour."""
     return sum(pool.min_nodes * pool.gpu_count for pool in POOLS)
 
 
+def pools_that_fit(gpus: int) -> tuple[Pool, ...]:
+    """The pools a fleet of about `gpus` GPUs holds: all of them once every story fits, else as many
+    stories as fit, the cheapest first (in GPUs), so a small fleet keeps the most behaviours."""
+    if gpus >= minimum_gpus():
+        return POOLS
+    chosen, left = [], gpus
+    for pool in sorted(POOLS, key=lambda p: p.min_nodes * p.gpu_count):
+        need = pool.min_nodes * pool.gpu_count
+        if need <= left:
+            chosen.append(pool)
+            left -= need
+    if not chosen:
+        smallest = min(p.min_nodes * p.gpu_count for p in POOLS)
+        raise ValueError(f"--gpus {gpus} is too small: the smallest planted story needs {smallest} GPUs")
+    return tuple(p for p in POOLS if p in chosen)
+
+
+def left_out(gpus: int) -> list[Pool]:
+    """The pools (planted behaviours) a fleet of about `gpus` GPUs is too small to hold."""
+    kept = pools_that_fit(gpus)
+    return [p for p in POOLS if p not in kept]
+
+
+def has_burst(gpus: int) -> bool:
+    """The planted cost anomaly is a spike on top of a whole fleet's routine: only a full fleet has it."""
+    return gpus >= minimum_gpus()
+
+
 def size_pools(gpus: int) -> dict[str, int]:
-    """Nodes per pool for a fleet of about `gpus` GPUs (each pool's share, at least its minimum)."""
-    if gpus < minimum_gpus():
-        raise ValueError(
-            f"--gpus {gpus} is too small: the fleet needs at least {minimum_gpus()} GPUs "
-            "to show every planted behaviour"
-        )
-    return {pool.name: max(pool.min_nodes, round(pool.gpu_share * gpus / pool.gpu_count)) for pool in POOLS}
+    """Nodes per pool for a fleet of about `gpus` GPUs (each pool's share, at least its minimum; 0 for
+    the pools a small fleet leaves out)."""
+    kept = pools_that_fit(gpus)
+    return {
+        pool.name: max(pool.min_nodes, round(pool.gpu_share * gpus / pool.gpu_count)) if pool in kept else 0
+        for pool in POOLS
+    }

@@ -8,7 +8,9 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
+from ingest.runner import IGNORE_MARKER
 from simulator import ground_truth, outcomes, pricing, telemetry, workloads
+from simulator.fleet import left_out
 from simulator.model import (
     ALLOCATIONS_SCHEMA,
     GPUS_SCHEMA,
@@ -27,8 +29,10 @@ from simulator.writers.kubernetes import write_kubernetes
 from simulator.writers.onprem_assets import write_onprem_assets
 from simulator.writers.slurm import write_sacct
 
-# the folders of the simulator's output that hold upstream inputs; ground_truth/ is what marts must match
+# the folders of the simulator's output that hold upstream inputs; ground_truth/ is what marts must match,
+# marked so that `gpu-ledger ingest` of the whole output lands the inputs only
 INPUT_FOLDERS = ("billing", "telemetry", "schedulers", "events", "business")
+TRUTH_FOLDER = "ground_truth"
 
 TIME_COLUMNS = (
     "launched_at",
@@ -53,9 +57,9 @@ def validate(config: SimulationConfig) -> None:
         raise ValueError(
             "--interval below 8 s would exceed Prometheus' 11,000 points per series per daily query"
         )
-    from simulator.fleet import size_pools
+    from simulator.fleet import pools_that_fit
 
-    size_pools(config.gpus)
+    pools_that_fit(config.gpus)
 
 
 def _frame(rows: list[dict], schema: dict) -> pl.DataFrame:
@@ -160,6 +164,10 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
     idle_runs = _telemetry_runs(totals, gpu_table)
     files.extend(ground_truth.write(fleet, gpu_hours, allocation_sums, idle_runs, out))
     summary = {
+        "left_out": [
+            {"pool": pool.name, "behaviour": pool.role, "needs_gpus": pool.min_nodes * pool.gpu_count}
+            for pool in left_out(config.gpus)
+        ],
         "gpus": fleet.gpus.height,
         "instances": fleet.instances.height,
         "jobs": fleet.jobs.height,
@@ -169,7 +177,11 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
         "seed": config.seed,
         "interval_s": config.interval_s,
     }
-    (out / "simulation.json").write_text(json.dumps(summary, indent=2) + "\n")
+    truth = out / TRUTH_FOLDER
+    (truth / "simulation.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (truth / IGNORE_MARKER).write_text(
+        "What the marts must find, not an input: gpu-ledger ingest skips this folder.\n"
+    )
     return {**summary, "out": str(out)}
 
 

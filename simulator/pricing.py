@@ -17,8 +17,8 @@ import numpy as np
 import polars as pl
 
 from simulator import catalogue
-from simulator.fleet import POOLS, size_pools
-from simulator.model import SimulationConfig
+from simulator.fleet import POOLS, pools_that_fit, size_pools
+from simulator.model import COMMITMENT_HOURS_SCHEMA, COMMITMENTS_SCHEMA, SimulationConfig
 from simulator.org import AWS_PROD, AWS_RESEARCH, AZURE_PROD
 
 HOUR = 3600
@@ -71,7 +71,8 @@ def spot_rates(instances: pl.DataFrame, hours: pl.DataFrame, seed: int) -> pl.Se
     days = (keyed["hour_start"].max().date() - day0).days + 1 if keyed.height else 1
     base = rng.uniform(0.30, 0.45, markets.height)
     drift = np.cumprod(rng.uniform(0.97, 1.03, (markets.height, days)), axis=1)
-    table = markets.with_columns(pl.Series("factors", (base[:, None] * drift).tolist()))
+    factors = pl.Series("factors", (base[:, None] * drift).tolist(), dtype=pl.List(pl.Float64))
+    table = markets.with_columns(factors)
     return (
         keyed.join(table, on=["instance_type", "availability_zone"], how="left")
         .select(
@@ -154,77 +155,77 @@ def price(
 
 
 def _commitments(config: SimulationConfig, instances: pl.DataFrame) -> pl.DataFrame:
+    """The commitments bought for the pools in the fleet (a small fleet without a pool buys none for it)."""
     sizes = size_pools(config.gpus)
     types = catalogue.instance_types()
-    by_role = {pool.role: pool for pool in POOLS}
-    ri_pool, sp_pool, az_pool = (
-        by_role["mig_inference"],
-        by_role["autoscaled_inference"],
-        by_role["a100_inference"],
-    )
-    ri_rate = types[ri_pool.instance_type]["on_demand_hourly_usd"] * (1 - RI_DISCOUNT)
-    az_rate = types[az_pool.instance_type]["on_demand_hourly_usd"] * (1 - AZURE_RESERVATION_DISCOUNT)
-    sp_rate = types[sp_pool.instance_type]["on_demand_hourly_usd"] * (1 - SP_DISCOUNT)
-    baseline = max(1, round(sizes[sp_pool.name] * 0.6))
+    by_role = {pool.role: pool for pool in pools_that_fit(config.gpus)}
     start = (
         datetime(config.start.year, 3, 1, tzinfo=UTC)
         if config.start.month > 3
         else datetime(config.start.year - 1, 3, 1, tzinfo=UTC)
     )
     end = start.replace(year=start.year + 1)
-    ri_qty, az_qty = sizes[ri_pool.name], sizes[az_pool.name] + 1
-    rows = [
-        {
-            "commitment_id": f"arn:aws:ec2:us-east-1:{AWS_PROD.account_id}:reserved-instances/"
-            "8c5e9f2a-3b1d-4e7f-9a6c-2d4b8e1f0a37",
-            "provider": "aws",
-            "account_id": AWS_PROD.account_id,
-            "commitment_type": "reserved_instance",
-            "name": f"{ri_qty} x {ri_pool.instance_type} 1yr partial upfront",
-            "instance_type": ri_pool.instance_type,
-            "region": "us-east-1",
-            "quantity": ri_qty,
-            "hourly_commitment": ri_rate * ri_qty,
-            "upfront_fee": ri_rate * 0.5 * ri_qty * 8760,
-            "term_months": 12,
-            "starts_at": start,
-            "ends_at": end,
-        },
-        {
-            "commitment_id": f"arn:aws:savingsplans::{AWS_PROD.account_id}:savingsplan/"
-            "4f1a7c3e-9d2b-4a8e-b6f0-1e5c7a9d3b24",
-            "provider": "aws",
-            "account_id": AWS_PROD.account_id,
-            "commitment_type": "savings_plan",
-            "name": "EC2 Instance Savings Plan g6 us-east-1 1yr no upfront",
-            "instance_type": None,
-            "region": "us-east-1",
-            "quantity": None,
-            "hourly_commitment": round(sp_rate * baseline * SP_COMMITMENT_HEADROOM, 3),
-            "upfront_fee": 0.0,
-            "term_months": 12,
-            "starts_at": start,
-            "ends_at": end,
-        },
-        {
-            "commitment_id": "/providers/Microsoft.Capacity/reservationOrders/"
-            "5b9e2c7a-1f3d-4e6a-8c0b-7d2f4a6e9c13/reservations/"
-            "a3d8f1b6-2e4c-4f9a-b7d0-6c1e3a5f8b92",
-            "provider": "azure",
-            "account_id": AZURE_PROD.account_id,
-            "commitment_type": "azure_reservation",
-            "name": f"{az_qty} x {az_pool.instance_type} 1yr monthly",
-            "instance_type": az_pool.instance_type,
-            "region": "eastus",
-            "quantity": az_qty,
-            "hourly_commitment": az_rate * az_qty,
-            "upfront_fee": 0.0,
-            "term_months": 12,
-            "starts_at": start,
-            "ends_at": end,
-        },
-    ]
-    return pl.DataFrame(rows, schema_overrides={"quantity": pl.Int32, "term_months": pl.Int32}).with_columns(
+    term = {"term_months": 12, "starts_at": start, "ends_at": end}
+    rows = []
+    if (ri_pool := by_role.get("mig_inference")) is not None:
+        ri_rate = types[ri_pool.instance_type]["on_demand_hourly_usd"] * (1 - RI_DISCOUNT)
+        ri_qty = sizes[ri_pool.name]
+        rows.append(
+            {
+                "commitment_id": f"arn:aws:ec2:us-east-1:{AWS_PROD.account_id}:reserved-instances/"
+                "8c5e9f2a-3b1d-4e7f-9a6c-2d4b8e1f0a37",
+                "provider": "aws",
+                "account_id": AWS_PROD.account_id,
+                "commitment_type": "reserved_instance",
+                "name": f"{ri_qty} x {ri_pool.instance_type} 1yr partial upfront",
+                "instance_type": ri_pool.instance_type,
+                "region": "us-east-1",
+                "quantity": ri_qty,
+                "hourly_commitment": ri_rate * ri_qty,
+                "upfront_fee": ri_rate * 0.5 * ri_qty * 8760,
+                **term,
+            }
+        )
+    if (sp_pool := by_role.get("autoscaled_inference")) is not None:
+        sp_rate = types[sp_pool.instance_type]["on_demand_hourly_usd"] * (1 - SP_DISCOUNT)
+        baseline = max(1, round(sizes[sp_pool.name] * 0.6))
+        rows.append(
+            {
+                "commitment_id": f"arn:aws:savingsplans::{AWS_PROD.account_id}:savingsplan/"
+                "4f1a7c3e-9d2b-4a8e-b6f0-1e5c7a9d3b24",
+                "provider": "aws",
+                "account_id": AWS_PROD.account_id,
+                "commitment_type": "savings_plan",
+                "name": "EC2 Instance Savings Plan g6 us-east-1 1yr no upfront",
+                "instance_type": None,
+                "region": "us-east-1",
+                "quantity": None,
+                "hourly_commitment": round(sp_rate * baseline * SP_COMMITMENT_HEADROOM, 3),
+                "upfront_fee": 0.0,
+                **term,
+            }
+        )
+    if (az_pool := by_role.get("a100_inference")) is not None:
+        az_rate = types[az_pool.instance_type]["on_demand_hourly_usd"] * (1 - AZURE_RESERVATION_DISCOUNT)
+        az_qty = sizes[az_pool.name] + 1
+        rows.append(
+            {
+                "commitment_id": "/providers/Microsoft.Capacity/reservationOrders/"
+                "5b9e2c7a-1f3d-4e6a-8c0b-7d2f4a6e9c13/reservations/"
+                "a3d8f1b6-2e4c-4f9a-b7d0-6c1e3a5f8b92",
+                "provider": "azure",
+                "account_id": AZURE_PROD.account_id,
+                "commitment_type": "azure_reservation",
+                "name": f"{az_qty} x {az_pool.instance_type} 1yr monthly",
+                "instance_type": az_pool.instance_type,
+                "region": "eastus",
+                "quantity": az_qty,
+                "hourly_commitment": az_rate * az_qty,
+                "upfront_fee": 0.0,
+                **term,
+            }
+        )
+    return pl.DataFrame(rows, schema=COMMITMENTS_SCHEMA).with_columns(
         pl.col("starts_at", "ends_at").dt.cast_time_unit("us")
     )
 
@@ -247,7 +248,10 @@ def _apply_reservations(hours: pl.DataFrame, commitments: pl.DataFrame) -> pl.Da
 
 def _apply_savings_plan(hours: pl.DataFrame, commitments: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Each hour the plan covers whole eligible instance-hours, in instance order, up to its commitment."""
-    plan = commitments.filter(pl.col("commitment_type") == "savings_plan").row(0, named=True)
+    plans = commitments.filter(pl.col("commitment_type") == "savings_plan")
+    if plans.is_empty():
+        return hours, pl.DataFrame(schema=COMMITMENT_HOURS_SCHEMA)
+    plan = plans.row(0, named=True)
     pool = next(p for p in POOLS if p.role == "autoscaled_inference")
     eligible = (pl.col("pool") == pool.name) & (pl.col("pricing_model") == "OnDemand")
     sp_rate = pl.col("list_rate") * (1 - SP_DISCOUNT)

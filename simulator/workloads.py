@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simulator import catalogue
-from simulator.fleet import BURST_POOL, POOLS, Pool, size_pools
+from simulator.fleet import BURST_POOL, Pool, has_burst, pools_that_fit, size_pools
 from simulator.model import SimulationConfig
 from simulator.org import (
     HOME_PROJECT,
@@ -928,9 +928,10 @@ def build(config: SimulationConfig) -> FleetBuilder:
     """Play every pool's role over the window."""
     builder = FleetBuilder(config)
     sizes = size_pools(config.gpus)
-    for pool in POOLS:
+    for pool in pools_that_fit(config.gpus):
         ROLES[pool.role](builder, pool, sizes[pool.name])
-    ROLES[BURST_POOL.role](builder, BURST_POOL, BURST_NODES)
+    if has_burst(config.gpus):
+        ROLES[BURST_POOL.role](builder, BURST_POOL, BURST_NODES)
     return builder
 
 

@@ -57,7 +57,7 @@ def test_simulate_writes_into_home_by_default(tmp_path, capsys):
         ]
     )
     assert code == 0
-    summary = json.loads((tmp_path / "simulated" / "simulation.json").read_text())
+    summary = json.loads((tmp_path / "simulated" / "ground_truth" / "simulation.json").read_text())
     assert summary["interval_s"] == 1800
     assert "Ground truth:" in capsys.readouterr().out
 
@@ -66,7 +66,7 @@ def test_simulate_writes_into_home_by_default(tmp_path, capsys):
     ("args", "message"),
     [
         (["--interval", "7"], "--interval must divide an hour"),
-        (["--gpus", "10"], "--gpus 10 is too small"),
+        (["--interval", "4"], "--interval below 8 s"),
     ],
 )
 def test_simulate_rejects_impossible_settings(tmp_path, capsys, args, message):
@@ -80,3 +80,22 @@ def test_simulate_rejects_a_malformed_date(capsys):
         main(["simulate", "--start", "01/10/2026"])
     assert exc.value.code == 2
     assert "expected a date like 2026-10-01" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_small_simulated_fleet_ingests_whole_and_builds(tmp_path, capsys):
+    """What a new user tries first: simulate a few GPUs, ingest the whole output, build. The fleet keeps
+    the behaviours that fit and names the ones it left out; ingest lands every input file, skips the
+    ground truth (its folder is marked) and exits 0."""
+    out, home = tmp_path / "sim", tmp_path / "home"
+    assert main(["simulate", "--out", str(out), "--gpus", "3", "--days", "1", "--interval", "900"]) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "ground_truth" / "simulation.json").read_text())
+    assert summary["left_out"], "a 3-GPU fleet cannot hold every planted behaviour"
+    for pool in summary["left_out"]:
+        assert f"{pool['behaviour']} ({pool['pool']}, needs {pool['needs_gpus']} GPUs)" in printed
+    assert 0 < summary["gpus"] <= 3 + 1  # about 3: autoscaled inference may add a node
+    assert main(["ingest", "--home", str(home), "--quiet", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "rejected" not in printed and "ground_truth" not in printed
+    assert main(["build", "--home", str(home)]) == 0

@@ -17,7 +17,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from simulator.fleet import minimum_gpus
+from simulator.fleet import POOLS, has_burst, left_out, minimum_gpus, pools_that_fit
 from simulator.generate import simulate
 from simulator.model import SimulationConfig
 
@@ -88,7 +88,7 @@ def test_amortised_cur_gpu_cost_matches_ground_truth(sim: Path):
 
 def test_written_telemetry_sums_to_ground_truth_usage(sim: Path):
     """busy GPU-hours recomputed from the GPU_UTIL files equal the ground truth for whole GPUs."""
-    interval = json.loads((sim / "simulation.json").read_text())["interval_s"]
+    interval = json.loads((sim / "ground_truth" / "simulation.json").read_text())["interval_s"]
     busy = 0.0
     for path in sim.glob("telemetry/prometheus/*/DCGM_FI_DEV_GPU_UTIL/*.json.gz"):
         for series in json.loads(gzip.decompress(path.read_bytes()))["data"]["result"]:
@@ -180,3 +180,21 @@ def test_same_seed_same_bytes(tmp_path: Path):
     c = tmp_path / "c"
     simulate(SimulationConfig(out=c, **{**config, "seed": 6}), show_progress=False)
     assert digest(a) != digest(c)
+
+
+@pytest.mark.parametrize("gpus", [1, 2, 5, 20, minimum_gpus() - 1])
+def test_a_small_fleet_keeps_the_behaviours_that_fit(gpus: int):
+    kept, dropped = pools_that_fit(gpus), left_out(gpus)
+    assert kept and dropped
+    assert sum(p.min_nodes * p.gpu_count for p in kept) <= gpus
+    assert {p.name for p in kept} | {p.name for p in dropped} == {p.name for p in POOLS}
+    smallest_dropped = min(p.min_nodes * p.gpu_count for p in dropped)
+    assert sum(p.min_nodes * p.gpu_count for p in kept) + smallest_dropped > gpus, (
+        "a story that fit was left out"
+    )
+    assert not has_burst(gpus)
+
+
+def test_a_full_fleet_keeps_every_behaviour():
+    assert pools_that_fit(minimum_gpus()) == POOLS and not left_out(minimum_gpus())
+    assert has_burst(minimum_gpus())
