@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -36,6 +37,7 @@ class LoadContext:
     tables: set[str] = field(default_factory=set)
     scope: str | None = None  # restatement scope, e.g. "aws/111122223333/2026-10"
     version: str | None = None  # orders deliveries of one scope; larger is newer
+    notes: list[str] = field(default_factory=list)  # what the user should know about how it was read
 
     def land(self, table: str, frame: pl.DataFrame | duckdb.DuckDBPyRelation, *, count: bool = True) -> None:
         """Append `frame` to raw.<table>, stamped with this load's id."""
@@ -47,6 +49,10 @@ class LoadContext:
         self.tables.add(table)
         if count:
             self.rows += n
+
+    def note(self, message: str) -> None:
+        """Tell the user something they did not say but the load assumed (e.g. a recognised field list)."""
+        self.notes.append(f"{self.path}: {message}")
 
     def error(self, message: str, **where: object) -> IngestError:
         return IngestError(self.path, message, **where)
@@ -61,3 +67,7 @@ class Format:
     description: str
     detect: Callable[[Sniff], bool]
     load: Callable[[LoadContext], None]
+    # for snapshots whose content carries no time of its own (kubectl output, a dcgm-exporter scrape):
+    # when the file was taken. Identical content at another time is another observation, not the same
+    # delivery again, so it is part of the file's identity in the manifest (RawStore.settled).
+    observed_at: Callable[[Path, Options], datetime] | None = None

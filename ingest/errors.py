@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+_NEWLINES = re.compile(r"\s*[\r\n]+\s*")
 
 
 class IngestError(Exception):
@@ -27,7 +30,9 @@ class IngestError(Exception):
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         what = self.message if self.column is None else f"column {self.column!r}: {self.message}"
-        return f"{where}: {what}" + (f" (expected {self.expected})" if self.expected else "")
+        text = f"{where}: {what}" + (f" (expected {self.expected})" if self.expected else "")
+        # one line, whatever a wrapped library message held: a rejection is one line of the report
+        return _NEWLINES.sub(" ", text)
 
 
 class UnknownFormat(IngestError):

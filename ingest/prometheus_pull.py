@@ -352,7 +352,7 @@ def _pull_chunk(
         meta = {"url": base, "query": chunk.selector, "start_ms": lo, "end_ms": hi, "step_ms": chunk.step_ms}
         meta["pulled_at"] = datetime.now(UTC).isoformat()
         _save(chunk, body, meta)
-    if covered and store.settled(str(chunk.path.resolve()), sha256_of(chunk.path)):
+    if covered and store.settled(sha256_of(chunk.path)):
         result.skipped += 1
         return
     for outcome in ingest([chunk.path], store, format_name=FORMAT_NAME, progress=False):

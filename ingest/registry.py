@@ -5,7 +5,7 @@ from __future__ import annotations
 from ingest.base import Format
 from ingest.errors import UnknownFormat
 from ingest.formats import billing, business, events, schedulers, telemetry
-from ingest.sniff import Sniff
+from ingest.sniff import Sniff, describe
 
 # within a group, most specific first: the first format whose detect() accepts the file's head wins
 FORMATS: tuple[Format, ...] = (
@@ -18,15 +18,24 @@ FORMATS: tuple[Format, ...] = (
 BY_NAME = {f.name: f for f in FORMATS}
 
 
-def detect(sniff: Sniff) -> Format:
+def recognise(sniff: Sniff) -> Format | None:
+    """The first format whose detect() accepts the file's head, or None."""
     for fmt in FORMATS:
         if fmt.detect(sniff):
             return fmt
-    raise UnknownFormat(
-        sniff.path,
-        "format not recognised from its content",
-        expected="one of: " + ", ".join(sorted(BY_NAME)),
-    )
+    return None
+
+
+def detect(sniff: Sniff) -> Format:
+    fmt = recognise(sniff)
+    if fmt is None:
+        looks = describe(sniff, lambda other: getattr(recognise(other), "name", None))
+        raise UnknownFormat(
+            sniff.path,
+            f"format not recognised from its content: {looks}",
+            expected="one of: " + ", ".join(sorted(BY_NAME)),
+        )
+    return fmt
 
 
 def by_name(name: str) -> Format:

@@ -40,7 +40,9 @@ from ingest.sniff import Sniff
 from ingest.store import UNREADABLE, RawStore
 
 STDIN = Path("-")
-READABLE = "a file this user may read"
+# a folder holding a file of this name is not an input (e.g. the simulator's ground truth); ingest skips it
+IGNORE_MARKER = ".gpu-ledger-ignore"
+READABLE = "a file or folder this user may read"
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Outcome:
     rows: int = 0
     error: str | None = None
     replaced: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the format assumed (LoadContext.note)
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,8 @@ def _classify(path: Path) -> Source:
 
 
 def _walk(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Source]:
-    """Files under a folder in name order, hidden ones skipped, linked folders followed once.
+    """Files under a folder in name order, hidden ones skipped, linked folders followed once, folders
+    marked with IGNORE_MARKER skipped.
 
     A sub-folder that cannot be listed is a rejection (a problem Source), never silently skipped.
     """
@@ -112,6 +116,8 @@ def _walk(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Source]:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
         yield Source(folder, problem=f"the folder cannot be read: {exc.strerror or exc}")
+        return
+    if any(entry.name == IGNORE_MARKER for entry in entries):
         return
     for entry in entries:
         if entry.name.startswith("."):
@@ -266,7 +272,12 @@ def ingest_file(source: Source, store: RawStore, forced: Format | None, options:
         )
         con.commit()
         return Outcome(
-            source.path, "loaded", fmt.name, ctx.rows, replaced=[old["path"] for old in replaced]
+            source.path,
+            "loaded",
+            fmt.name,
+            ctx.rows,
+            replaced=[old["path"] for old in replaced],
+            notes=ctx.notes,
         )
     except Exception as exc:
         con.rollback()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -79,3 +82,115 @@ class Sniff:
     def name(self) -> str:
         """The file name without compression suffix."""
         return self.path.name.removesuffix(".gz")
+
+
+# ------------------------------------------------------------------------------------------ describe
+# what a file that no format recognised looks like, so that its rejection says what was found
+_MAGIC = (
+    (b"PK\x03\x04", "a ZIP archive (an Excel workbook?)"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\x7fELF", "an executable (ELF)"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"BZh", "bzip2-compressed data (only gzip is read)"),
+    (b"\xfd7zXZ\x00", "xz-compressed data (only gzip is read)"),
+    (b"(\xb5/\xfd", "zstd-compressed data (only gzip is read)"),
+    (b"\xff\xfe", "UTF-16 text"),
+    (b"\xfe\xff", "UTF-16 text"),
+)
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def parquet_footer_ok(path: Path) -> bool:
+    """A Parquet file ends with its footer: a 4-byte length and the magic again."""
+    with open_binary(path) as f:
+        tail = b""
+        while block := f.read(1 << 20):
+            tail = (tail + block)[-8:]
+    return tail[-4:] == PARQUET_MAGIC
+
+
+def _describe_json(text: str, complete: bool) -> str | None:
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    try:
+        doc = json.loads(stripped) if complete else None
+    except json.JSONDecodeError as exc:
+        return f"JSON that does not parse ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    if doc is None:
+        return "a JSON document"
+    if doc in ({}, []):
+        return f"empty JSON ({stripped})"
+    if isinstance(doc, list):
+        return f"a JSON array of {len(doc)} items"
+    if not isinstance(doc, dict):
+        return "a JSON value"
+    if doc.get("status") == "error":
+        return (
+            f"a Prometheus error answer ({doc.get('errorType', 'no errorType')}: "
+            f"{_clip(str(doc.get('error', '')), 120)}), not data"
+        )
+    data = doc.get("data")
+    if doc.get("status") == "success" and isinstance(data, dict) and "resultType" in data:
+        return f"a Prometheus answer of resultType {data['resultType']!r}, not a query_range matrix"
+    return "a JSON object with keys " + ", ".join(_clip(str(k), 30) for k in list(doc)[:6])
+
+
+def describe(sniff: Sniff, redetect: Callable[[Sniff], str | None]) -> str:
+    """What the file looks like, in words: for the message of a file no format recognised.
+
+    `redetect` names the format that would recognise a head (or None): a delimited file is tried with
+    its delimiter swapped for each other one, to say "a `;`-delimited billing file" rather than nothing.
+    """
+    head = sniff.head
+    if sniff.is_parquet:
+        if not parquet_footer_ok(sniff.path):
+            return "a truncated Parquet file (it starts with PAR1 but has no footer)"
+        return "a Parquet file whose columns match no known format"
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return what
+    if not head.strip():
+        return "blank: only whitespace"
+    if b"\x00" in head[:4096]:
+        return f"binary data (starts with bytes {head[:8].hex(' ')})"
+    try:
+        text = head.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not merely a character cut at the end of the head
+            return f"text that is not UTF-8 (byte 0x{head[exc.start]:02x} at offset {exc.start})"
+        text = head[: exc.start].decode("utf-8-sig")
+    complete = len(head) < HEAD_BYTES
+    stripped = text.lstrip().lower()
+    if stripped.startswith(("<!doctype html", "<html")):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        return "an HTML page" + (f" titled {_clip(title.group(1).strip())}" if title else "")
+    if stripped.startswith("<?xml"):
+        return "an XML document"
+    described = _describe_json(text, complete)
+    if described:
+        return described
+    first = text.split("\n", 1)[0].rstrip("\r")
+    counts = {d: first.count(d) for d in DELIMITERS}
+    found = max(counts, key=lambda d: counts[d])
+    if counts[found] >= 2:
+        lines = text[:8192]
+        for other in DELIMITERS:
+            if other == found:
+                continue
+            name = redetect(Sniff(sniff.path, lines.replace(found, other).encode()))
+            if name:
+                return (
+                    f"{DELIMITERS[found]}-delimited text that would be {name} if it were "
+                    f"{DELIMITERS[other]}-delimited"
+                )
+        return (
+            f"{DELIMITERS[found]}-delimited text ({counts[found] + 1} fields) whose first line "
+            f"{_clip(first)} matches no known header"
+        )
+    return f"text starting {_clip(first)}"

@@ -29,11 +29,15 @@ create table if not exists {MANIFEST} (
     version varchar,
     status varchar not null,
     error varchar,
-    loaded_at timestamptz not null
+    loaded_at timestamptz not null,
+    observed_at timestamptz
 )
 """
 # status: loaded | rejected | replaced (a newer load of the same file or scope took its place)
 #         | superseded (a newer delivery of its scope was already loaded)
+# sha256: of the file's bytes; UNREADABLE for a file (or folder) whose bytes could not be read
+# observed_at: for snapshot formats only (Format.observed_at), when the snapshot was taken
+UNREADABLE = "unreadable"
 
 
 class RawStore:
@@ -49,6 +53,8 @@ class RawStore:
         )
         self.con.sql("create schema if not exists raw")
         self.con.sql(MANIFEST_DDL)
+        # stores created before snapshots had an observation time
+        self.con.sql(f"alter table {MANIFEST} add column if not exists observed_at timestamptz")
 
     def close(self) -> None:
         self.con.close()
@@ -60,18 +66,38 @@ class RawStore:
         self.close()
 
     # ------------------------------------------------------------------ manifest
-    def settled(self, path: str, sha256: str) -> bool:
-        """True when this file, with this exact content, is loaded or was found older than a loaded delivery.
+    def settled(self, sha256: str, observed_at: datetime | None = None) -> bool:
+        """True when this content is already landed, wherever the file lay, or would be superseded again.
 
-        Identity is path and content together: two snapshots with equal content taken at different
-        times (kubectl output carries no time of its own) are two observations, not one.
+        Identity is the content: a file copied or moved to another folder is the same delivery. The
+        exception is a snapshot whose content carries no time of its own (kubectl output, a
+        dcgm-exporter scrape): identical content taken at another time is another observation, so for
+        those `observed_at` (Format.observed_at) is part of the identity.
+
+        "Would be superseded again": an older delivery of a restatement scope that a newer one
+        replaced, arriving once more, is settled too, so that re-ingesting an unchanged folder adds
+        no manifest row.
         """
         rows = self.con.sql(
-            f"select count(*) from {MANIFEST} "
-            "where path = $p and sha256 = $h and status in ('loaded', 'superseded')",
-            params={"p": path, "h": sha256},
+            f"""
+            select count(*) from {MANIFEST} m
+            where m.sha256 = $h and m.observed_at is not distinct from $o and (
+                m.status in ('loaded', 'superseded')
+                or (m.status = 'replaced' and m.scope is not null and exists (
+                    select 1 from {MANIFEST} n
+                    where n.scope = m.scope and n.status = 'loaded'
+                      and coalesce(n.version, '') > coalesce(m.version, ''))))
+            """,
+            params={"h": sha256, "o": observed_at},
         ).fetchall()
         return rows[0][0] > 0
+
+    def latest(self, path: str) -> dict | None:
+        """The newest manifest entry for a path, whatever its status."""
+        rows = self.con.sql(
+            f"select * from {MANIFEST} where path = $p order by loaded_at desc limit 1", params={"p": path}
+        ).pl()
+        return rows.to_dicts()[0] if rows.height else None
 
     def loads(self, *, path: str | None = None, scope: str | None = None) -> list[dict]:
         """Loaded (current) entries for a file path or a restatement scope."""

@@ -3,7 +3,7 @@
 Every telemetry format parses its file into a DuckDB relation of (series_no, labels MAP, ts, value)
 and hands it here. This module maps the label variants dcgm-exporter and Prometheus produce onto one
 set of typed columns, identifies each series by a stable hash of its labels, drops DCGM blank
-sentinels (values at or above 2^62 mean "not available"), and lands:
+sentinels (finite values at or above 2^62 mean "not available"), and lands:
 
 - `raw.dcgm_series`: one row per series per load: series_id, metric, the typed labels, the full map;
 - `raw.dcgm_samples`: series_id, ts, value, _load_id — the bulk, kept narrow.
@@ -15,7 +15,11 @@ import duckdb
 
 from ingest.base import LoadContext
 
-DCGM_BLANK_THRESHOLD = 2.0**62  # at or above: a DCGM blank sentinel, "no value"; NaN (a stale marker) too
+# at or above, and finite: a DCGM blank sentinel, "no value". +Inf and -Inf are no sentinel but a
+# broken reading, rejected like any value out of range. NaN is rejected too, except where the format
+# says it is Prometheus' staleness marker (a `promtool tsdb dump` prints the marker a series gets when
+# it disappears as NaN): there it means "no value" and is dropped.
+DCGM_BLANK_THRESHOLD = 2.0**62
 
 # dcgm-exporter 1.x (and --use-old-namespace) metric names -> the current ones
 OLD_METRIC_NAMES = {
@@ -71,17 +75,26 @@ def _label(column: str, names: tuple[str, ...]) -> str:
     return f"coalesce({', '.join(picks)})" if len(picks) > 1 else picks[0]
 
 
-def land(ctx: LoadContext, parsed: duckdb.DuckDBPyRelation) -> None:
+def land(ctx: LoadContext, parsed: duckdb.DuckDBPyRelation, *, nan_is_stale: bool = False) -> None:
     """Land a relation of (series_no, labels, ts, value), for formats that repeat labels on every sample."""
     con = ctx.store.con
     con.sql("create or replace temp table _parsed as select * from parsed")
     series = con.sql("select series_no, any_value(labels) as labels from _parsed group by series_no")
-    land_series(ctx, series, con.sql("select series_no, ts, value from _parsed"))
+    land_series(ctx, series, con.sql("select series_no, ts, value from _parsed"), nan_is_stale=nan_is_stale)
     con.sql("drop table _parsed")
 
 
-def land_series(ctx: LoadContext, series: duckdb.DuckDBPyRelation, samples: duckdb.DuckDBPyRelation) -> None:
-    """Land series (series_no, labels) and their samples (series_no, ts, value)."""
+def land_series(
+    ctx: LoadContext,
+    series: duckdb.DuckDBPyRelation,
+    samples: duckdb.DuckDBPyRelation,
+    *,
+    nan_is_stale: bool = False,
+) -> None:
+    """Land series (series_no, labels) and their samples (series_no, ts, value).
+
+    `nan_is_stale`: NaN is the format's staleness marker and means "no value" (else it is rejected).
+    """
     con = ctx.store.con
     metric_case = " ".join(f"when '{old}' then '{new}'" for old, new in OLD_METRIC_NAMES.items())
     typed = ",\n".join(f"{_label(col, names)} as {col}" for col, names in LABEL_COLUMNS.items())
@@ -103,7 +116,9 @@ def land_series(ctx: LoadContext, series: duckdb.DuckDBPyRelation, samples: duck
         create or replace temp table _samples as
         select s.series_id, s.series_no, s.metric, p.ts, p.value
         from samples p join _series s using (series_no)
-        where p.value is not null and not isnan(p.value) and p.value < {DCGM_BLANK_THRESHOLD}
+        where p.value is not null
+          and not (p.value >= {DCGM_BLANK_THRESHOLD} and not isinf(p.value) and not isnan(p.value))
+          {"and not isnan(p.value)" if nan_is_stale else ""}
     """)
     _check(ctx)
     _land_samples(ctx, con.sql("select series_id, ts, value from _samples"))
@@ -127,8 +142,20 @@ RANGES = {
 def _check(ctx: LoadContext) -> None:
     """Reject impossible values and duplicated samples, naming the first offending series and time."""
     con = ctx.store.con
+    rows = con.sql(
+        "select series_no, ts, value from _samples where isinf(value) or isnan(value) "
+        "order by series_no, ts limit 1"
+    ).fetchall()
+    if rows:
+        series_no, ts, value = rows[0]
+        metric = con.sql("select metric from _series where series_no = $n", params={"n": series_no})
+        raise ctx.error(
+            f"{_describe(con, series_no)} has value {_prometheus(value)} at {ts:%Y-%m-%dT%H:%M:%SZ}",
+            column=metric.fetchall()[0][0],
+            expected="a finite reading (a missing value is a DCGM blank, at or above 2^62, or no sample)",
+        )
     for metric, (low, high) in RANGES.items():
-        bad = f"value < {low} or isinf(value)" + (f" or value > {high}" if high is not None else "")
+        bad = f"value < {low}" + (f" or value > {high}" if high is not None else "")
         rows = con.sql(
             f"select series_no, ts, value from _samples where metric = $m and ({bad}) "
             "order by series_no, ts limit 1",
@@ -153,6 +180,11 @@ def _check(ctx: LoadContext) -> None:
             column="timestamp",
             expected="one sample per series and time",
         )
+
+
+def _prometheus(value: float) -> str:
+    """A non-finite value as Prometheus writes it."""
+    return "NaN" if value != value else ("+Inf" if value > 0 else "-Inf")
 
 
 def _describe(con: duckdb.DuckDBPyConnection, series_no: int) -> str:

@@ -6,7 +6,10 @@ Node, or `PodList`/`NodeList` as the API itself answers), or a single `Pod` / `N
 The API's answer carries no time of its own, so a snapshot's time (`snapshot_at`) comes from the
 file name when it holds a UTC stamp as collectors write them (`pods-20261001T060000Z.json`,
 `nodes-2026-10-01T06:00:00Z.json`), else from the file's modification time; `snapshot_time_source`
-says which (`file_name` or `file_mtime`), so a doubtful time can be found later.
+says which (`file_name` or `file_mtime`), so a doubtful time can be found later. The same time is the
+snapshot's identity beside its content: two snapshots with identical content taken at different times
+are two observations, while the same file found again in another folder (same name, or same mtime as
+`cp -p` and `rsync -t` keep) is the same one and lands once.
 
 YAML: `kubectl get ... -o yaml` output is the same objects and is accepted. A YAML *manifest* (what
 `kubectl apply` reads, like dcgm-exporter's tests/gpu-pod.yaml) describes a wish, not something that
@@ -443,6 +446,7 @@ PODS = Format(
     description="kubectl get pods -A -o json (or -o yaml) snapshot: a List of Pods, or one Pod",
     detect=detect_pods,
     load=load_pods,
+    observed_at=lambda path, options: snapshot_time(path)[0],
 )
 NODES = Format(
     name="k8s_nodes",
@@ -450,4 +454,5 @@ NODES = Format(
     description="kubectl get nodes -o json (or -o yaml) snapshot: a List of Nodes, or one Node",
     detect=detect_nodes,
     load=load_nodes,
+    observed_at=lambda path, options: snapshot_time(path)[0],
 )

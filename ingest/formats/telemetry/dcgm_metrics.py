@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from ingest.base import Format, LoadContext
+from ingest.base import Format, LoadContext, Options
+from ingest.errors import IngestError
 from ingest.formats.telemetry.exposition import TimeSource, parse_and_land
 from ingest.sniff import Sniff
 
@@ -73,12 +74,19 @@ def snapshot_time(path: Path, timezone: str) -> datetime:
     return datetime.fromtimestamp(path.stat().st_mtime, UTC)
 
 
-def load(ctx: LoadContext) -> None:
+def observed_at(path: Path, options: Options) -> datetime:
+    """The snapshot's time, which is also its identity beside its content: an idle GPU's scrapes can
+    be byte-identical at different times, and each is an observation of its own."""
     try:
-        when = snapshot_time(ctx.path, ctx.options.timezone)
+        return snapshot_time(path, options.timezone)
     except ValueError as exc:  # e.g. month 13 in a name that looked like a stamp
-        raise ctx.error(f"bad timestamp in the file name: {exc}", expected="a valid date and time") from exc
-    parse_and_land(ctx, TimeSource("none", when))
+        raise IngestError(
+            path, f"bad timestamp in the file name: {exc}", expected="a valid date and time"
+        ) from exc
+
+
+def load(ctx: LoadContext) -> None:
+    parse_and_land(ctx, TimeSource("none", observed_at(ctx.path, ctx.options)))
 
 
 FORMAT = Format(
@@ -87,4 +95,5 @@ FORMAT = Format(
     description="dcgm-exporter /metrics text snapshot (time from the file name, else its mtime)",
     detect=detect,
     load=load,
+    observed_at=observed_at,
 )

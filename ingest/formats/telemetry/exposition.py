@@ -111,7 +111,8 @@ def parse_and_land(ctx: LoadContext, time: TimeSource) -> None:
             """,
             params={**params, **extra},
         )
-        telemetry.land(ctx, parsed)
+        # promtool's dumps print the staleness marker of a vanished series as NaN
+        telemetry.land(ctx, parsed, nan_is_stale=time.unit != "none")
     finally:
         con.sql("drop table if exists _expo_keys")
         con.sql("drop table if exists _expo_series")
