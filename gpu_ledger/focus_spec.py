@@ -74,3 +74,25 @@ STRINGS = (
 
 COLUMNS = tuple(sorted((*TIMESTAMPS, *NUMBERS, *KEY_VALUES, *STRINGS)))
 """All 57 columns in the order the specification lists them (alphabetical)."""
+
+ALLOWED_VALUES = {
+    "CapacityReservationStatus": ("Used", "Unused"),
+    "ChargeCategory": ("Usage", "Purchase", "Tax", "Credit", "Adjustment"),
+    "ChargeClass": ("Correction",),
+    "ChargeFrequency": ("One-Time", "Recurring", "Usage-Based"),
+    "CommitmentDiscountCategory": ("Spend", "Usage"),
+    "CommitmentDiscountStatus": ("Used", "Unused"),
+    "PricingCategory": ("Standard", "Dynamic", "Committed", "Other"),
+}
+"""The closed lists of FOCUS 1.2 columns (the values `fct_billing_focus` accepts)."""
+
+SPELLINGS = {
+    "ChargeFrequency": {"usage-based": "Usage-Based", "usage_based": "Usage-Based", "one_time": "One-Time"},
+    "PricingCategory": {
+        "on-demand": "Standard",
+        "ondemand": "Standard",
+        "spot": "Dynamic",
+        "commitment-based": "Committed",
+    },
+}
+"""Spellings of those values met in real exports and pre-1.0 drafts, and the value each means."""

@@ -862,13 +862,21 @@ def _athena_type(dtype: pa.DataType) -> str:
 
 
 def to_arrow(lines: pl.DataFrame) -> pa.Table:
-    """The lines as a table with exactly CUR_SCHEMA: absent columns null, maps as real Arrow maps."""
+    """The lines as a table with exactly CUR_SCHEMA: maps as real Arrow maps, and, as AWS Data Exports
+    write them, a string column that does not apply to a line (an absent column, a null value) as ''."""
     n = lines.height
     arrays = []
     for field in CUR_SCHEMA:
         present = field.name in lines.columns
         if pa.types.is_map(field.type):
             arrays.append(_map_array(lines.get_column(field.name) if present else None, n, field.type))
+        elif pa.types.is_string(field.type):
+            text = (
+                lines.get_column(field.name).cast(pl.Utf8)
+                if present
+                else pl.Series([None] * n, dtype=pl.Utf8)
+            )
+            arrays.append(text.fill_null("").to_arrow().cast(field.type))
         elif not present:
             arrays.append(pa.nulls(n, field.type))
         elif pa.types.is_timestamp(field.type):

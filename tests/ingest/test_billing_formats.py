@@ -543,9 +543,9 @@ def test_azure_focus_export_with_x_columns_is_focus_not_azure(tmp_path: Path):
 # --------------------------------------------------------------------------- bad input
 FOCUS_HEADER = (
     "BilledCost,BillingAccountId,BillingPeriodStart,ChargeCategory,ChargePeriodStart,"
-    "EffectiveCost,ProviderName"
+    "EffectiveCost,ProviderName,BillingPeriodEnd"
 )
-FOCUS_ROW = "1.5,acct-{n},2024-09-01T00:00:00Z,Usage,2024-09-0{d}T00:00:00Z,1.5,Acme"
+FOCUS_ROW = "1.5,acct-{n},2024-09-01T00:00:00Z,Usage,2024-09-0{d}T00:00:00Z,1.5,Acme,2024-10-01T00:00:00Z"
 ASSET_HEADER = (
     "asset_id,hostname,cluster,site,vendor_model,gpu_model,gpu_count,purchase_price,purchase_date,"
     "depreciation_months,facility_cost_per_month,staff_cost_per_month,pue,electricity_price_per_kwh,currency"
@@ -581,12 +581,12 @@ def test_bad_files_are_named_precisely_and_the_rest_of_the_batch_lands(tmp_path:
         errors = {name: o.error for name, o in outcomes.items()}
         assert outcomes["a_good.csv"].status == "loaded" and errors["a_good.csv"] is None
         assert errors["b_truncated.csv"] == (
-            f"{truncated}:3: malformed CSV: the record has 3 fields (truncated or shifted line?) "
-            "(expected 7 fields, as many as the header)"
+            f"{truncated}:3: malformed CSV: the record has 5 fields (truncated or shifted line?) "
+            "(expected 8 fields, as many as the header)"
         )
         assert errors["c_wrong_type.csv"] == (
-            f"{wrong_type}:3: column 'BilledCost': data row 2: '1.5O' is not a decimal number "
-            "(expected a decimal number)"
+            f"{wrong_type}:3: column 'BilledCost': data row 2: '1.5O' is not a finite decimal number "
+            "(expected a finite decimal number)"
         )
         assert errors["d_negative.csv"] == (
             f"{negative}:3: column 'purchase_price': data row 2: '-5' is negative (expected a value >= 0)"
@@ -596,7 +596,7 @@ def test_bad_files_are_named_precisely_and_the_rest_of_the_batch_lands(tmp_path:
             "(expected one header line, then data)"
         )
         assert errors["f_column_twice.csv"] == (
-            f"{twice}:1: column 'BilledCost': the header names this column twice (fields 1 and 8) "
+            f"{twice}:1: column 'BilledCost': the header names this column twice (fields 1 and 9) "
             "(expected each column once)"
         )
         assert {o.status for n, o in outcomes.items() if n != "a_good.csv"} == {"rejected"}

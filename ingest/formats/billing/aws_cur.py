@@ -43,6 +43,8 @@ _NUMERIC = re.compile(
 )
 _MAPS = {"resource_tags": "map", "product": "map", "cost_category": "map", "discount": "map_double"}
 _NON_NEGATIVE = {"pricing_public_on_demand_rate"}
+REQUIRED = {"line_item_line_item_type", "line_item_usage_start_date"}
+"""Filled in every line AWS writes; the warehouse cannot place a line without them."""
 
 
 def cur_kind(name: str) -> str:
@@ -73,11 +75,27 @@ def load(ctx: LoadContext) -> None:
             kind = cur_kind(name)
             if kind == "varchar" and dtype.upper() != "VARCHAR":
                 kind = "keep"  # a typed Parquet column we have no rule for keeps its type
-            cols.append(Col(name, name, kind, source_type=dtype, non_negative=name in _NON_NEGATIVE))
+            cols.append(
+                Col(
+                    name,
+                    name,
+                    kind,
+                    source_type=dtype,
+                    non_negative=name in _NON_NEGATIVE,
+                    required=name in REQUIRED,
+                )
+            )
     else:
         header = common.read_csv(ctx)
         cols = [
-            Col(name, f"c{i}", cur_kind(name), non_negative=name in _NON_NEGATIVE, label=name)
+            Col(
+                name,
+                f"c{i}",
+                cur_kind(name),
+                non_negative=name in _NON_NEGATIVE,
+                required=name in REQUIRED,
+                label=name,
+            )
             for i, name in enumerate(header)
         ]
     common.materialise(ctx, cols)

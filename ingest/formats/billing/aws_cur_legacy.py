@@ -18,7 +18,7 @@ import re
 
 from ingest.base import Format, LoadContext
 from ingest.formats.billing import common
-from ingest.formats.billing.aws_cur import cur_kind, finish
+from ingest.formats.billing.aws_cur import REQUIRED, cur_kind, finish
 from ingest.formats.billing.common import Col, quote
 from ingest.sniff import Sniff
 
@@ -64,7 +64,7 @@ def load(ctx: LoadContext) -> None:
                 expected="distinct column names",
             )
         seen[out] = name
-        cols.append(Col(out, f"c{i}", cur_kind(out), label=name))
+        cols.append(Col(out, f"c{i}", cur_kind(out), required=out in REQUIRED, label=name))
     extra = []
     for target in _MAP_PREFIXES.values():
         entries = maps.get(target, [])

@@ -148,7 +148,10 @@ def _kind(name: str) -> str:
 def load(ctx: LoadContext) -> None:
     header = common.read_csv(ctx)
     lower = common.lower_set(header)
-    cols = [Col(_name(h, lower), f"c{i}", _kind(_name(h, lower)), label=h) for i, h in enumerate(header)]
+    cols = [
+        Col(_name(h, lower), f"c{i}", _kind(_name(h, lower)), required=_name(h, lower) == "Date", label=h)
+        for i, h in enumerate(header)
+    ]
     present = {c.name: c for c in cols}
     extra = []
     tags = present.get("Tags")

@@ -27,14 +27,15 @@ from ingest.base import LoadContext
 from ingest.errors import IngestError
 from ingest.sniff import Sniff, is_gzip
 
-NULLS = ("", "NULL", "null")
-"""Strings that mean 'no value' in the wild: FOCUS samples write `NULL`, the FOCUS spec examples `null`."""
+NULL_TEXT = r"\s*(NULL|null)?\s*"
+"""Text that means 'no value', in CSV and Parquet alike: providers write `''` (AWS Data Exports and FOCUS
+Parquet) or blanks where a column does not apply, FOCUS samples `NULL`, the FOCUS spec's examples `null`."""
 
 SRC = "_billing_src"  # temp table holding the file as read
 TYPED = "_billing_typed"  # temp table holding the typed rows, ready to land
 
 EXPECTED = {
-    "double": "a decimal number",
+    "double": "a finite decimal number",
     "bigint": "a whole number",
     "timestamptz": "a timestamp such as 2024-09-01T00:00:00Z or 2024-09-01 00:00:00",
     "date": "a date such as 2024-09-01 or 09/01/2024",
@@ -113,7 +114,7 @@ def _csv_error(ctx: LoadContext, exc: Exception) -> IngestError:
     return ctx.error(reason, line=line)
 
 
-def read_csv(ctx: LoadContext, *, nulls: Sequence[str] = NULLS) -> list[str]:
+def read_csv(ctx: LoadContext) -> list[str]:
     """Read the CSV into temp table SRC with text columns c0..cN and `_source_row`; return the header.
 
     The header is parsed here (so duplicates are caught, not renamed `x_1`), and the file is read with
@@ -139,8 +140,8 @@ def read_csv(ctx: LoadContext, *, nulls: Sequence[str] = NULLS) -> list[str]:
         con.sql(
             f"create or replace temp table {SRC} as select * from read_csv($path, "
             f"columns={columns}, header=true, auto_detect=false, delim=',', quote='\"', escape='\"', "
-            f"nullstr=$nulls, strict_mode=true, compression='{compression}')",
-            params={"path": str(ctx.path), "nulls": list(nulls)},
+            f"strict_mode=true, compression='{compression}')",
+            params={"path": str(ctx.path)},
         )
     except duckdb.Error as exc:
         raise _csv_error(ctx, exc) from exc
@@ -149,7 +150,27 @@ def read_csv(ctx: LoadContext, *, nulls: Sequence[str] = NULLS) -> list[str]:
     con.sql(f"alter table {SRC} add column _source_row bigint")
     con.sql(f"update {SRC} set _source_row = rowid - (select min(rowid) from {SRC}) + 1")
     _reject_repeated_header(ctx, header)
+    blank_to_null(ctx)
     return header
+
+
+def blank_to_null(ctx: LoadContext) -> None:
+    """Make every text value of SRC that means 'no value' (NULL_TEXT) NULL.
+
+    The one null rule of billing ingest, applied as a file is read, before any typing and whatever its
+    container: a CSV's empty field and a Parquet file's `''` mean the same, so they land the same.
+    """
+    con = ctx.store.con
+    shape = con.sql(f"select * from {SRC} limit 0")
+    select = [
+        f"case when regexp_full_match({quote(n)}, '{NULL_TEXT}') then null else {quote(n)} end as {quote(n)}"
+        if str(t) == "VARCHAR"
+        else quote(n)
+        for n, t in zip(shape.columns, shape.types, strict=True)
+    ]
+    con.sql(f"create or replace temp table _billing_clean as select {', '.join(select)} from {SRC}")
+    con.sql(f"drop table {SRC}")
+    con.sql(f"alter table _billing_clean rename to {SRC}")
 
 
 def _reject_repeated_header(ctx: LoadContext, header: list[str]) -> None:
@@ -180,6 +201,7 @@ def read_parquet(ctx: LoadContext) -> dict[str, str]:
         )
     except duckdb.Error as exc:
         raise ctx.error(f"not a readable Parquet file: {str(exc).splitlines()[0]}") from exc
+    blank_to_null(ctx)
     rel = con.sql(f"select * exclude (_source_row) from {SRC} limit 0")
     return {name: str(dtype) for name, dtype in zip(rel.columns, rel.types, strict=True)}
 
@@ -196,6 +218,13 @@ class Col:
     non_negative: bool = False
     required: bool = False
     label: str | None = None  # the column's name as the file spells it, for errors
+    choices: dict[str, str] | None = None  # a closed list: any spelling (lower case) -> canonical value
+
+    @property
+    def expected(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(dict.fromkeys(self.choices.values()))
+        return EXPECTED[self.kind]
 
 
 _ZONED = r"(Z|z|[+-]\d\d(:?\d\d)?)$"
@@ -207,16 +236,20 @@ def typed_expr(col: Col) -> str:
     st = col.source_type.upper()
     text = st == "VARCHAR"
     k = col.kind
+    if col.choices:  # a closed list: any known spelling becomes the canonical one, anything else NULL
+        cases = " ".join(f"when '{spelling}' then '{value}'" for spelling, value in col.choices.items())
+        return f"case lower(trim({x}::varchar)) {cases} end"
     if k in ("varchar", "keep"):
         return x if (text or k == "keep") else f"{x}::varchar"
-    if k == "double":
-        return f"try_cast(trim({x}) as double)" if text else f"{x}::double"
+    if k == "double":  # NaN and infinities are no amount of money: not a number here
+        number = f"try_cast(trim({x}) as double)" if text else f"{x}::double"
+        return f"case when isfinite({number}) then {number} end"
     if k == "bigint":
         if text:
             return (
                 f"coalesce(try_cast(trim({x}) as bigint), "
                 f"case when try_cast(trim({x}) as double) = round(try_cast(trim({x}) as double)) "
-                f"then try_cast(trim({x}) as double)::bigint end)"
+                f"then try_cast(try_cast(trim({x}) as double) as bigint) end)"
             )
         return f"{x}::bigint"
     if k == "timestamptz":
@@ -273,7 +306,7 @@ def validate(ctx: LoadContext, cols: Sequence[Col]) -> None:
     for c in cols:
         x = quote(c.source)
         expr = typed_expr(c)
-        if c.kind not in ("varchar", "keep"):
+        if c.kind not in ("varchar", "keep") or c.choices:
             checks.append((c, f"{x} is not null and ({expr}) is null", "convert"))
         if c.non_negative:
             checks.append((c, f"({expr}) < 0", "negative"))
@@ -295,7 +328,7 @@ def validate(ctx: LoadContext, cols: Sequence[Col]) -> None:
     col, _, what = checks[i]
     label = col.label or col.name
     if what == "convert":
-        raise row_error(ctx, row, label, f"{value!r} is not {EXPECTED[col.kind]}", EXPECTED[col.kind])
+        raise row_error(ctx, row, label, f"{value!r} is not {col.expected}", col.expected)
     if what == "negative":
         raise row_error(ctx, row, label, f"{value!r} is negative", "a value >= 0")
     raise row_error(ctx, row, label, "the value is missing", "a value in every row")

@@ -6,9 +6,12 @@ AWS, GCP and OCI FOCUS exports add provider columns (`x_SkuDetails`, `x_Resource
 are kept. Columns land under the specification's spelling; types per the spec: costs, prices and
 quantities DOUBLE, the four period columns TIMESTAMPTZ (naive timestamps such as `2024-09-18 22:00:00`
 are UTC, as FOCUS requires), `Tags` MAP(VARCHAR, VARCHAR) from its JSON object, the rest VARCHAR; `x_`
-columns named like money, prices, rates or quantities DOUBLE. Quirks handled: `NULL`/`null` strings
-are nulls, a byte-order mark is ignored, `ChargeFrequency` `Usage-based` becomes the spec's
-`Usage-Based`. List and contracted unit prices must not be negative (the spec forbids it).
+columns named like money, prices, rates or quantities DOUBLE. Quirks handled: `''`, blanks and
+`NULL`/`null` strings are nulls (CSV and Parquet alike), a byte-order mark is ignored, closed-list
+columns (`ChargeCategory`, `PricingCategory`, `ChargeFrequency`, …) take the spec's spelling whatever
+their case (`Usage-based` becomes `Usage-Based`, a draft's `Spot` pricing `Dynamic`) and any other value
+rejects the file with its row and column, as does a row without `BilledCost`, `ChargePeriodStart` or
+its billing period. List and contracted unit prices must not be negative (the spec forbids it).
 `_focus_version` records which column set the file has (1.0, 1.1 or 1.2).
 
 Restatement: scope `focus/<ProviderName>/<BillingAccountId>/<billing period YYYY-MM>` (several when the
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from gpu_ledger.focus_spec import COLUMNS, NUMBERS, TIMESTAMPS
+from gpu_ledger.focus_spec import ALLOWED_VALUES, COLUMNS, NUMBERS, SPELLINGS, TIMESTAMPS
 from ingest.base import Format, LoadContext
 from ingest.formats.billing import common
 from ingest.formats.billing.common import Col
@@ -45,7 +48,15 @@ _V12 = {
     "subaccounttype",
     "pricingcurrencyeffectivecost",
 }
-FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
+REQUIRED = ("BilledCost", "BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart")
+"""Columns every row must fill: the warehouse cannot place or price a charge without them."""
+
+
+def choices(name: str) -> dict[str, str] | None:
+    """The spellings a closed-list FOCUS column may use, each mapped to the spec's value."""
+    if name not in ALLOWED_VALUES:
+        return None
+    return {v.lower(): v for v in ALLOWED_VALUES[name]} | SPELLINGS.get(name, {})
 
 
 def detect(s: Sniff) -> bool:
@@ -81,18 +92,21 @@ def load(ctx: LoadContext) -> None:
         kind = kind_of(out)
         if kind == "varchar" and dtype.upper() != "VARCHAR":
             kind = "keep"
-        cols.append(Col(out, src, kind, source_type=dtype, label=name))
-    names = {c.name.lower() for c in cols}
-    version = "1.2" if names & _V12 else "1.1" if names & _V11 else "1.0"
-    frequency = next((c for c in cols if c.name == "ChargeFrequency"), None)
-    if frequency is not None:
-        cols.remove(frequency)
-    extra = [f"'{version}' as _focus_version"]
-    if frequency is not None:
-        src = common.quote(frequency.source)
-        cases = " ".join(f"when lower(trim({src})) = '{f.lower()}' then '{f}'" for f in FREQUENCIES)
-        extra.append(f'case {cases} else {src} end as "ChargeFrequency"')
-    common.materialise(ctx, cols, extra)
+        cols.append(
+            Col(out, src, kind, source_type=dtype, label=name, required=out in REQUIRED, choices=choices(out))
+        )
+    names = {c.name for c in cols}
+    missing = [n for n in REQUIRED if n not in names]
+    if missing:
+        raise ctx.error(
+            f"required column {missing[0]!r} is missing",
+            line=1,
+            column=missing[0],
+            expected="the FOCUS columns " + ", ".join(REQUIRED),
+        )
+    lower = {n.lower() for n in names}
+    version = "1.2" if lower & _V12 else "1.1" if lower & _V11 else "1.0"
+    common.materialise(ctx, cols, [f"'{version}' as _focus_version"])
     con = ctx.store.con
     present = {c.name for c in cols}
     provider = '"ProviderName"' if "ProviderName" in present else "null"

@@ -143,6 +143,7 @@ def _json_source(ctx: LoadContext) -> None:
         f"create or replace temp table {common.SRC} as select {', '.join(exprs)}, _source_row from _gcp_doc"
     )
     con.sql("drop table _gcp_doc")
+    common.blank_to_null(ctx)
 
 
 def _csv_source(ctx: LoadContext) -> dict[str, str]:
@@ -171,7 +172,13 @@ def load(ctx: LoadContext) -> None:
     else:
         labels = _csv_source(ctx)
     cols = [
-        Col(name, name, kind, label=labels.get(name, path), required=name in ("cost", "usage_start_time"))
+        Col(
+            name,
+            name,
+            kind,
+            label=labels.get(name, path),
+            required=name in ("billing_account_id", "cost", "usage_start_time"),
+        )
         for name, path, kind in FIELDS
     ]
     credits_sum = (
