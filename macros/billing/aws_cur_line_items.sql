@@ -1,9 +1,10 @@
 {#-
     The one staging select of AWS cost and usage line items. CUR 2.0 and the legacy CUR land under the
     same CUR 2.0 column names (ingest renames the legacy headers), so both staging models share it; only
-    where the product name lives differs (CUR 2.0's `product` map, the legacy flat columns).
+    where some product attributes live differs (CUR 2.0's `product` map, the legacy flat columns): the
+    product name and the GPU attributes AWS prices instances with (`gpu`, the GPU count; `gpu_memory`).
 -#}
-{% macro aws_cur_line_items(table_name, product_name) -%}
+{% macro aws_cur_line_items(table_name, product_name, product_gpu, product_gpu_memory) -%}
 with source as (
     select * from {{ billing_source('aws_cur', table_name) }}
 ),
@@ -30,6 +31,9 @@ renamed as (
         line_item_operation as operation,
         line_item_line_item_description as line_item_description,
         product_instance_type as instance_type,
+        product_instance_family as instance_family,
+        {{ product_gpu }} as product_gpu,
+        {{ product_gpu_memory }} as product_gpu_memory,
         product_region_code as region_code,
         product_location as region_name,
         line_item_availability_zone as availability_zone,

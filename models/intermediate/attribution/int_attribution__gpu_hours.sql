@@ -1,7 +1,9 @@
 -- grain: one row per gpu_id per clock hour its machine was billed or its telemetry observed
 {#-
     What each GPU-hour cost and how it was used. A cloud GPU-hour carries its instance-hour's
-    amortised cost divided by the instance's GPUs; an on-prem GPU-hour carries its share of the
+    amortised cost divided by the instance's GPUs (its bill's or catalogue's count; for an accelerator
+    whose count is unknown, the GPUs the inventory holds for it: those DCGM sees, else one
+    placeholder); an on-prem GPU-hour carries its share of the
     asset's depreciation, facility and staff cost plus its own power: the GPU's DCGM energy in the
     hour x the site's PUE x its electricity price. Hours observed without any bill (no billing
     source loaded) keep their usage at zero cost, flagged `is_billed = false`.
@@ -26,6 +28,27 @@ assets as (
     select * from {{ ref('stg_onprem__assets') }}
 ),
 
+instance_gpus as (
+    select
+        provider,
+        lower(instance_id) as instance_key,
+        count(*) as gpus
+    from gpus
+    where instance_id is not null
+    group by provider, lower(instance_id)
+),
+
+instance_hours_split as (
+    select
+        instance_hours.*,
+        coalesce(instance_hours.gpu_count, instance_gpus.gpus) as split_gpus
+    from instance_hours
+    left join instance_gpus
+        on
+            instance_hours.provider = instance_gpus.provider
+            and lower(instance_hours.instance_id) = instance_gpus.instance_key
+),
+
 billed as (
     select
         gpus.gpu_id,
@@ -41,13 +64,13 @@ billed as (
         instance_hours.tag_project,
         instance_hours.tag_environment,
         cast(instance_hours.usage_seconds as double) as provisioned_seconds,
-        cast(instance_hours.effective_cost as double) / instance_hours.gpu_count as effective_cost,
-        cast(instance_hours.billed_cost as double) / instance_hours.gpu_count as billed_cost,
-        cast(instance_hours.list_cost as double) / instance_hours.gpu_count as list_cost,
-        cast(instance_hours.depreciation_cost as double) / instance_hours.gpu_count as depreciation_cost,
-        cast(instance_hours.facility_cost as double) / instance_hours.gpu_count as facility_cost,
-        cast(instance_hours.staff_cost as double) / instance_hours.gpu_count as staff_cost
-    from instance_hours
+        cast(instance_hours.effective_cost as double) / instance_hours.split_gpus as effective_cost,
+        cast(instance_hours.billed_cost as double) / instance_hours.split_gpus as billed_cost,
+        cast(instance_hours.list_cost as double) / instance_hours.split_gpus as list_cost,
+        cast(instance_hours.depreciation_cost as double) / instance_hours.split_gpus as depreciation_cost,
+        cast(instance_hours.facility_cost as double) / instance_hours.split_gpus as facility_cost,
+        cast(instance_hours.staff_cost as double) / instance_hours.split_gpus as staff_cost
+    from instance_hours_split as instance_hours
     inner join gpus
         on
             instance_hours.provider = gpus.provider

@@ -25,7 +25,11 @@ classified as (
             nullif(instance_type, ''),
             {{ regexp_group('usage_type', ':([a-z0-9-]+\.[a-z0-9-]+)$') }}
         ) as derived_instance_type,
-        coalesce(reservation_arn, savings_plan_arn) as commitment_arn
+        coalesce(reservation_arn, savings_plan_arn) as commitment_arn,
+        -- GPU identity as the bill states it: AWS prices GPU instances with a GPU count and memory
+        nullif({{ regexp_int('product_gpu', '^ *([0-9]+)') }}, 0) as bill_gpu_count,
+        instance_family in ('GPU instance', 'Machine Learning ASIC Instances')
+        or {{ regexp_contains("coalesce(product_gpu_memory, '')", '[1-9]') }} as is_bill_accelerator
     from line_items
 ),
 
@@ -185,7 +189,8 @@ final as (
         case when is_instance_usage then resource_id end as x_InstanceId,
         cast(null as varchar) as x_Hostname,
         cast(null as varchar) as x_GpuModel,
-        cast(null as integer) as x_GpuCount,
+        bill_gpu_count as x_GpuCount,
+        case when is_bill_accelerator or bill_gpu_count is not null then true end as x_IsGpuInstance,
         case
             when is_instance_usage and line_item_type <> 'SavingsPlanNegation' then usage_amount * 3600
         end as x_UsageSeconds,

@@ -172,6 +172,11 @@ final as (
         cast(null as varchar) as x_Hostname,
         cast(null as varchar) as x_GpuModel,
         cast(null as integer) as x_GpuCount,
+        -- the bill's own word: Virtual Machines meters of the N series (NC, ND, NV, NG) are GPU VMs
+        case
+            when meter_category = 'Virtual Machines' and {{ regexp_contains("coalesce(meter_subcategory, '')", '^N[CDVG]') }}
+                then true
+        end as x_IsGpuInstance,
         case
             when charge_type = 'Usage' and vm_size is not null and lower(unit_of_measure) like '%hour%' then quantity * 3600
         end as x_UsageSeconds,

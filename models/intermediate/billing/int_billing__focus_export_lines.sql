@@ -47,6 +47,9 @@ enriched as (
     select
         *,
         case
+            when nullif(trim(x_InstanceType), '') is not null then trim(x_InstanceType)
+            when {{ is_json('SkuPriceDetails') }} and {{ json_text('SkuPriceDetails', '$.InstanceType') }} is not null
+                then {{ json_text('SkuPriceDetails', '$.InstanceType') }}
             when is_azure then azure_vm_size
             when is_aws then {{ regexp_group(
                 'ChargeDescription', '([a-z][a-z0-9-]*\.(?:[0-9]*xlarge|large|medium|small|micro|nano|metal))'
@@ -160,8 +163,9 @@ final as (
         instance_type as x_InstanceType,
         instance_id as x_InstanceId,
         cast(null as varchar) as x_Hostname,
-        cast(null as varchar) as x_GpuModel,
-        cast(null as integer) as x_GpuCount,
+        nullif(trim(x_GpuModel), '') as x_GpuModel,
+        nullif({{ regexp_int('x_GpuCount', '^ *([0-9]+)') }}, 0) as x_GpuCount,
+        cast(null as boolean) as x_IsGpuInstance,
         case
             when charge_category = 'Usage' and coalesce(commitment_status, '') <> 'Unused' then consumed_seconds
         end as x_UsageSeconds,

@@ -33,6 +33,24 @@ vm_resolved as (
     from classified
 ),
 
+gpu_resolved as (
+    -- the bill's own GPU identity: a GPU SKU's usage is GPU-seconds, so the GPUs attached to a VM are
+    -- its GPU SKUs' seconds over the hour's seconds; every row of the VM's hour (cores, RAM, GPUs) is a
+    -- GPU instance's (the model comes from the SKU text, see int_billing__focus_lines)
+    select
+        *,
+        case
+            when vm_resource_name is not null then sum(
+                case when is_gpu_sku and lower(usage_unit) in ('seconds', 's') then usage_amount end
+            ) over (partition by project_id, vm_resource_name, usage_start_at)
+        end as vm_gpu_seconds,
+        case
+            when vm_resource_name is not null
+                then {{ dbt.bool_or('is_gpu_sku') }} over (partition by project_id, vm_resource_name, usage_start_at)
+        end as vm_has_gpu_sku
+    from vm_resolved
+),
+
 final as (
     select
         -- FOCUS 1.2
@@ -131,7 +149,11 @@ final as (
         case when vm_machine_type is not null then {{ last_path_segment('vm_resource_name') }} end as x_InstanceId,
         cast(null as varchar) as x_Hostname,
         cast(null as varchar) as x_GpuModel,
-        cast(null as integer) as x_GpuCount,
+        cast(nullif(round(vm_gpu_seconds / nullif({{ seconds_between(
+            'usage_start_at',
+            'case when usage_end_at > usage_start_at then usage_end_at else usage_start_at + interval 1 hour end'
+        ) }}, 0)), 0) as integer) as x_GpuCount,
+        case when vm_has_gpu_sku then true end as x_IsGpuInstance,
         case
             when vm_machine_type is not null and not is_gpu_sku and lower(sku_description) like '%core%'
                 and lower(usage_unit) in ('seconds', 's') then usage_amount
@@ -139,7 +161,7 @@ final as (
         cast(0 as double) as x_DepreciationCost,
         cast(0 as double) as x_FacilityCost,
         cast(0 as double) as x_StaffCost
-    from vm_resolved
+    from gpu_resolved
 )
 
 select * from final

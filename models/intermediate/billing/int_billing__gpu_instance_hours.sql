@@ -4,6 +4,8 @@
 -- row becomes 24 hourly shares), and summed per instance-hour: an hour covered by a Savings Plan
 -- sums its SavingsPlanCoveredUsage and SavingsPlanNegation lines (BilledCost 0, EffectiveCost the
 -- plan rate). Unused-commitment rows are not instance usage: see int_billing__unused_commitments.
+-- An accelerator instance whose GPUs neither the bill nor the catalogue knows keeps its cost here with
+-- gpu_count null and is_unknown_accelerator true (int_billing__focus_lines).
 with focus_lines as (
     select * from {{ ref('int_billing__focus_lines') }}
 ),
@@ -57,6 +59,7 @@ line_hours as (
         x_InstanceType as instance_type,
         x_GpuModel as gpu_model,
         x_GpuCount as gpu_count,
+        gpu_identity_source,
         hour_start,
         x_UsageSeconds * hour_share as usage_seconds,
         PricingCategory as focus_pricing_category,
@@ -98,6 +101,9 @@ final as (
         max(instance_type) as instance_type,
         max(gpu_model) as gpu_model,
         max(gpu_count) as gpu_count,
+        -- the strongest source among the hour's lines: bill, then catalogue, then unknown (alphabetical)
+        min(gpu_identity_source) as gpu_identity_source,
+        max(gpu_count) is null as is_unknown_accelerator,
         hour_start,
         cast(least(3600, coalesce(sum(usage_seconds), 3600)) as decimal(18, 6)) as usage_seconds,
         case

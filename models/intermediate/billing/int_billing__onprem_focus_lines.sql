@@ -78,6 +78,7 @@ final as (
         hostname as x_Hostname,
         gpu_model as x_GpuModel,
         gpu_count as x_GpuCount,
+        cast(null as boolean) as x_IsGpuInstance,
         cast(3600 as double) as x_UsageSeconds,
         depreciation_cost as x_DepreciationCost,
         facility_cost as x_FacilityCost,

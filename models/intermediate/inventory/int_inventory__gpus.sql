@@ -12,6 +12,11 @@
     is_monitored false: a GPU billed but never seen by DCGM still exists, and still costs.
     Hosts are matched case-insensitively; on-prem and Slurm hosts on their short name (before the
     first dot), since Slurm names nodes short and DCGM may report the FQDN.
+    A GPU's identity (gpu_identity_source): DCGM's model name where telemetry sees it, else the
+    machine's: the bill (GPU count it states), the catalogue by instance type, the Kubernetes node's
+    GPU product label, the asset register. A billed accelerator instance whose GPU count nobody knows
+    (is_unknown_accelerator) gets one placeholder GPU, `<instance_id>:0`, that carries its whole cost,
+    unless DCGM sees its GPUs; a GPU whose model nobody names is flagged the same way.
 #}
 
 with
@@ -62,6 +67,7 @@ billed_instances as (
         max(instance_type) as instance_type,
         max(gpu_model) as gpu_model,
         max(gpu_count) as gpu_count,
+        min(gpu_identity_source) as gpu_identity_source,
         min(hour_start) as first_seen_at,
         max(hour_start) + interval 1 hour as last_seen_at
     from billing_hours
@@ -167,6 +173,10 @@ cloud_machines as (
         node_instances.capacity_type,
         coalesce(instance_catalogue.gpu_model, product_models.gpu_model) as gpu_model,
         cast(node_instances.gpu_count as integer) as gpu_count,
+        case
+            when instance_catalogue.gpu_model is not null then 'catalogue'
+            when product_models.gpu_model is not null then 'kubernetes'
+        end as gpu_identity_source,
         node_instances.node_name as kubernetes_node_name,
         node_instances.kubernetes_cluster as cluster,
         node_instances.node_pool,
@@ -214,6 +224,7 @@ onprem_machines as (
         'owned' as capacity_type,
         onprem_assets.gpu_model,
         cast(onprem_assets.gpu_count as integer) as gpu_count,
+        'asset_register' as gpu_identity_source,
         slurm_hosts.slurm_cluster,
         coalesce(onprem_assets.cluster_name, slurm_hosts.slurm_cluster) as cluster,
         slurm_hosts.first_seen_at,
@@ -275,7 +286,12 @@ monitored as (
         monitored_gpus.first_seen_at,
         monitored_gpus.last_seen_at,
         true as is_monitored,
-        'dcgm' as identity_source
+        'dcgm' as identity_source,
+        case
+            when dcgm_models.gpu_model is not null then 'telemetry'
+            else coalesce(cloud_machines.gpu_identity_source, onprem_machines.gpu_identity_source)
+        end as gpu_identity_source,
+        false as is_count_unknown
     from monitored_gpus
     left join gpu_cloud_machine
         on monitored_gpus.gpu_uuid = gpu_cloud_machine.gpu_uuid
@@ -308,6 +324,7 @@ machines as (
         capacity_type,
         gpu_model,
         gpu_count,
+        gpu_identity_source,
         kubernetes_node_name,
         cast(null as {{ dbt.type_string() }}) as slurm_cluster,
         cluster,
@@ -331,6 +348,7 @@ machines as (
         capacity_type,
         gpu_model,
         gpu_count,
+        gpu_identity_source,
         cast(null as {{ dbt.type_string() }}) as kubernetes_node_name,
         slurm_cluster,
         cluster,
@@ -354,6 +372,7 @@ machines as (
         cast(null as {{ dbt.type_string() }}) as capacity_type,
         billed_instances.gpu_model,
         cast(billed_instances.gpu_count as integer) as gpu_count,
+        billed_instances.gpu_identity_source,
         cast(null as {{ dbt.type_string() }}) as kubernetes_node_name,
         cast(null as {{ dbt.type_string() }}) as slurm_cluster,
         cast(null as {{ dbt.type_string() }}) as cluster,
@@ -368,6 +387,26 @@ machines as (
             union all
             select lower(asset_id) from onprem_machines
         )
+),
+
+machine_slots as (
+    -- GPUs a machine holds: its own count, else its bill's or the catalogue's, else one placeholder
+    -- for a billed accelerator whose count nobody knows
+    select
+        machines.*,
+        coalesce(machines.gpu_model, billed_instances.gpu_model) as machine_gpu_model,
+        coalesce(machines.gpu_count, cast(billed_instances.gpu_count as integer), 1) as slot_count,
+        coalesce(machines.gpu_count, billed_instances.gpu_count) is null as is_count_unknown,
+        case
+            when coalesce(machines.gpu_count, billed_instances.gpu_count) is null then 'unknown'
+            else coalesce(machines.gpu_identity_source, billed_instances.gpu_identity_source)
+        end as machine_gpu_identity_source
+    from machines
+    left join billed_instances
+        on
+            machines.provider = billed_instances.provider
+            and lower(machines.instance_id) = billed_instances.instance_key
+    where coalesce(machines.gpu_count, billed_instances.gpu_count) is not null or billed_instances.instance_key is not null
 ),
 
 gpu_slots as (
@@ -387,40 +426,42 @@ machine_monitored_gpus as (
 
 unmonitored as (
     select
-        coalesce(machines.instance_id, machines.host) || ':' || cast(gpu_slots.gpu_index as {{ dbt.type_string() }}) as gpu_id,
+        coalesce(machine_slots.instance_id, machine_slots.host) || ':' || cast(gpu_slots.gpu_index as {{ dbt.type_string() }}) as gpu_id,
         cast(null as {{ dbt.type_string() }}) as gpu_uuid,
         gpu_slots.gpu_index,
-        machines.host,
-        machines.instance_id,
-        machines.asset_id,
-        machines.provider,
-        machines.account_id,
-        machines.region,
-        machines.instance_type,
-        machines.capacity_type,
-        machines.gpu_model,
+        machine_slots.host,
+        machine_slots.instance_id,
+        machine_slots.asset_id,
+        machine_slots.provider,
+        machine_slots.account_id,
+        machine_slots.region,
+        machine_slots.instance_type,
+        machine_slots.capacity_type,
+        machine_slots.machine_gpu_model as gpu_model,
         cast(null as {{ dbt.type_string() }}) as dcgm_model_name,
         false as is_mig_enabled,
-        machines.kubernetes_node_name,
-        machines.slurm_cluster,
-        machines.cluster,
-        machines.node_pool,
-        machines.first_seen_at,
-        machines.last_seen_at,
+        machine_slots.kubernetes_node_name,
+        machine_slots.slurm_cluster,
+        machine_slots.cluster,
+        machine_slots.node_pool,
+        machine_slots.first_seen_at,
+        machine_slots.last_seen_at,
         false as is_monitored,
-        machines.identity_source
-    from machines
+        machine_slots.identity_source,
+        machine_slots.machine_gpu_identity_source as gpu_identity_source,
+        machine_slots.is_count_unknown
+    from machine_slots
     inner join gpu_slots
-        on gpu_slots.gpu_index < machines.gpu_count
+        on gpu_slots.gpu_index < machine_slots.slot_count
     left join machine_monitored_gpus
-        on machines.instance_id = machine_monitored_gpus.instance_id
+        on machine_slots.instance_id = machine_monitored_gpus.instance_id
     where
-        coalesce(machine_monitored_gpus.monitored_gpus, 0) < machines.gpu_count
+        coalesce(machine_monitored_gpus.monitored_gpus, 0) < machine_slots.slot_count
         and not exists (
             select 1
             from monitored
             where
-                monitored.instance_id = machines.instance_id
+                monitored.instance_id = machine_slots.instance_id
                 and monitored.gpu_index = gpu_slots.gpu_index
         )
 ),
@@ -458,9 +499,11 @@ final as (
             when gpus.provider is not null then 'cloud'
         end as ownership,
         gpus.identity_source,
+        case when gpus.gpu_model is null then 'unknown' else gpus.gpu_identity_source end as gpu_identity_source,
         -- booleans
         gpus.is_mig_enabled,
         gpus.is_monitored,
+        gpus.gpu_model is null or gpus.is_count_unknown as is_unknown_accelerator,
         -- timestamps
         gpus.first_seen_at,
         gpus.last_seen_at

@@ -23,7 +23,9 @@ final as (
         gpu_model,
         gpu_memory_gb,
         ownership,
+        gpu_identity_source,
         -- booleans
+        is_unknown_accelerator,
         is_mig_enabled,
         is_monitored,
         -- timestamps

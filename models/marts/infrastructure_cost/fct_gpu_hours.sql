@@ -5,38 +5,45 @@ gpu_hours as (
     select * from {{ ref('int_attribution__gpu_hours') }}
 ),
 
+gpus as (
+    select * from {{ ref('int_inventory__gpus') }}
+),
+
 final as (
     select
         -- ids
-        gpu_id,
-        instance_id,
-        provider,
-        account_id,
-        commitment_id,
+        gpu_hours.gpu_id,
+        gpu_hours.instance_id,
+        gpu_hours.provider,
+        gpu_hours.account_id,
+        gpu_hours.commitment_id,
         -- dimensions
-        pricing_category,
-        owner_team,
-        owner_project,
-        is_monitored,
-        is_billed,
+        gpu_hours.pricing_category,
+        gpu_hours.owner_team,
+        gpu_hours.owner_project,
+        gpu_hours.is_monitored,
+        coalesce(gpus.is_unknown_accelerator, true) as is_unknown_accelerator,
+        gpu_hours.is_billed,
         -- usage
-        provisioned_seconds,
-        telemetry_seconds,
-        busy_gpu_hours,
-        avg_gpu_util_pct,
-        max_fb_used_mib,
-        energy_kwh,
+        gpu_hours.provisioned_seconds,
+        gpu_hours.telemetry_seconds,
+        gpu_hours.busy_gpu_hours,
+        gpu_hours.avg_gpu_util_pct,
+        gpu_hours.max_fb_used_mib,
+        gpu_hours.energy_kwh,
         -- money
-        {{ money('effective_cost') }} as effective_cost,
-        {{ money('billed_cost') }} as billed_cost,
-        {{ money('list_cost') }} as list_cost,
-        {{ money('depreciation_cost') }} as depreciation_cost,
-        {{ money('power_cost') }} as power_cost,
-        {{ money('facility_cost') }} as facility_cost,
-        {{ money('staff_cost') }} as staff_cost,
+        {{ money('gpu_hours.effective_cost') }} as effective_cost,
+        {{ money('gpu_hours.billed_cost') }} as billed_cost,
+        {{ money('gpu_hours.list_cost') }} as list_cost,
+        {{ money('gpu_hours.depreciation_cost') }} as depreciation_cost,
+        {{ money('gpu_hours.power_cost') }} as power_cost,
+        {{ money('gpu_hours.facility_cost') }} as facility_cost,
+        {{ money('gpu_hours.staff_cost') }} as staff_cost,
         -- timestamps
-        hour_start
+        gpu_hours.hour_start
     from gpu_hours
+    left join gpus
+        on gpu_hours.gpu_id = gpus.gpu_id
 )
 
 select * from final
