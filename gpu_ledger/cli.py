@@ -92,7 +92,11 @@ def parser() -> argparse.ArgumentParser:
         help="land billing, telemetry, scheduler, event and business files (format detected by content)",
     )
     ing.add_argument(
-        "paths", nargs="+", type=Path, metavar="PATH", help="files or folders (recursed); .gz read as is"
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="files or folders (recursed), - for standard input; .gz read as is",
     )
     ing.add_argument(
         "--format", dest="format_name", metavar="NAME", help="force a format instead of detecting it"

@@ -19,6 +19,7 @@ The promises of CONTRACT §3 live here:
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import shutil
@@ -26,6 +27,7 @@ import stat
 import sys
 import tempfile
 import uuid
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -36,7 +38,7 @@ from tqdm import tqdm
 from ingest import registry
 from ingest.base import Format, LoadContext, Options
 from ingest.errors import IngestError
-from ingest.sniff import Sniff
+from ingest.sniff import CORRUPT_GZIP, Sniff
 from ingest.store import UNREADABLE, RawStore
 
 STDIN = Path("-")
@@ -85,8 +87,12 @@ def _kind(mode: int) -> str | None:
     return "not a regular file"
 
 
-def _classify(path: Path) -> Source:
-    """A path that is not a folder: a file, a stream, or a problem."""
+def _classify(path: Path, *, named: bool) -> Source:
+    """A path that is not a folder: a file, a stream, or a problem.
+
+    A named pipe is read as a stream when named on the command line; found in a folder, it is
+    rejected, since opening it would wait for a writer that may never come.
+    """
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -96,7 +102,9 @@ def _classify(path: Path) -> Source:
     except OSError as exc:
         return Source(path, problem=f"cannot be read: {exc.strerror or exc}")
     if stat.S_ISFIFO(mode):
-        return Source(path, stream=True)
+        if named:
+            return Source(path, stream=True)
+        return Source(path, problem="a named pipe in a folder (name it on the command line to read it)")
     kind = _kind(mode)
     return Source(path, problem=kind) if kind else Source(path, local=path)
 
@@ -130,7 +138,7 @@ def _walk(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Source]:
         if is_dir:
             yield from _walk(path, seen)
         else:
-            yield _classify(path)
+            yield _classify(path, named=False)
 
 
 def expand(paths: Iterable[Path]) -> Iterator[Source]:
@@ -151,7 +159,7 @@ def expand(paths: Iterable[Path]) -> Iterator[Source]:
             continue
         if not exists:
             raise FileNotFoundError(f"{path}: no such file or folder")
-        yield from _walk(path, set()) if is_dir else [_classify(path)]
+        yield from _walk(path, set()) if is_dir else [_classify(path, named=True)]
 
 
 def _spool(source: Source, folder: Path) -> Source:
@@ -290,8 +298,13 @@ def _as_error(source: Source, exc: Exception) -> IngestError:
         if source.stream:
             exc.path = str(source.path)
         return exc
-    if isinstance(exc, OSError):
+    if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+        return IngestError(source.path, f"{CORRUPT_GZIP}: {exc}", expected="a complete gzip stream")
+    if isinstance(exc, OSError) and exc.errno is not None:
         return IngestError(source.path, f"cannot be read: {exc.strerror or exc}", expected=READABLE)
+    if isinstance(exc, UnicodeDecodeError):
+        byte = exc.object[exc.start : exc.start + 1].hex()
+        return IngestError(source.path, f"not UTF-8 text: byte 0x{byte} cannot be decoded", expected="UTF-8")
     return IngestError(source.path, f"could not be landed: {type(exc).__name__}: {exc}")
 
 

@@ -6,15 +6,19 @@ import gzip
 import io
 import json
 import re
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
+from ingest.errors import IngestError
+
 HEAD_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
+CORRUPT_GZIP = "the gzip stream is corrupt or truncated"
 
 
 def is_gzip(path: Path) -> bool:
@@ -60,8 +64,11 @@ class Sniff:
 
     @classmethod
     def of(cls, path: Path) -> Sniff:
-        with open_binary(path) as f:
-            return cls(path, f.read(HEAD_BYTES))
+        try:
+            with open_binary(path) as f:
+                return cls(path, f.read(HEAD_BYTES))
+        except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            raise IngestError(path, f"{CORRUPT_GZIP}: {exc}", expected="a complete gzip stream") from exc
 
     @property
     def is_parquet(self) -> bool:

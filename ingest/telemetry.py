@@ -11,6 +11,8 @@ sentinels (finite values at or above 2^62 mean "not available"), and lands:
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import duckdb
 
 from ingest.base import LoadContext
@@ -126,6 +128,10 @@ def land_series(
     con.sql("drop table _series")
 
 
+# a sample before the Unix epoch, or more than this ahead of now, is a broken clock or a unit mistake
+# (milliseconds read as seconds). Prometheus' own test data starts at 0, so the epoch itself is fine.
+EARLIEST_SAMPLE = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_AHEAD = timedelta(days=366)
 # metric -> (lowest, highest) a real value can take; anything else is a broken exporter or file
 RANGES = {
     "DCGM_FI_DEV_GPU_UTIL": (0, 100),
@@ -153,6 +159,20 @@ def _check(ctx: LoadContext) -> None:
             f"{_describe(con, series_no)} has value {_prometheus(value)} at {ts:%Y-%m-%dT%H:%M:%SZ}",
             column=metric.fetchall()[0][0],
             expected="a finite reading (a missing value is a DCGM blank, at or above 2^62, or no sample)",
+        )
+    earliest, latest = EARLIEST_SAMPLE, datetime.now(UTC) + LATEST_AHEAD
+    rows = con.sql(
+        # formatted in SQL: a year past 9999 is beyond Python's datetime
+        "select series_no, strftime(ts at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ') from _samples "
+        "where ts < $lo or ts > $hi order by series_no, ts limit 1",
+        params={"lo": earliest, "hi": latest},
+    ).fetchall()
+    if rows:
+        series_no, ts = rows[0]
+        raise ctx.error(
+            f"{_describe(con, series_no)} has a sample at {ts}",
+            column="timestamp",
+            expected=f"a time between {earliest:%Y-%m-%d} and {latest:%Y-%m-%d} (a clock or unit error?)",
         )
     for metric, (low, high) in RANGES.items():
         bad = f"value < {low}" + (f" or value > {high}" if high is not None else "")

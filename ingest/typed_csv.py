@@ -77,8 +77,17 @@ def read_typed_csv(ctx: LoadContext, columns: list[Column], *, timezone: str = "
         ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ctx.error(f"unknown time zone {timezone!r}", expected="an IANA time zone name") from None
+    data = read_bytes(ctx.path)
     try:
-        frame = pl.read_csv(io.BytesIO(read_bytes(ctx.path)), infer_schema=False, encoding="utf8-lossy")
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a Latin-1 or UTF-16 export would land garbled, not fail
+        raise ctx.error(
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded",
+            line=data.count(b"\n", 0, exc.start) + 1,
+            expected="UTF-8 (save the file as UTF-8)",
+        ) from None
+    try:
+        frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except Exception as exc:  # Polars names the malformed row; we name the file
         raise ctx.error(f"not a readable CSV: {exc}", expected="RFC 4180 CSV with a header row") from exc
     frame = frame.rename({c: c.strip().lstrip("\ufeff") for c in frame.columns})

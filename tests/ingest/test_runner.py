@@ -186,6 +186,20 @@ def test_a_load_killed_mid_file_leaves_the_store_unchanged(sim: Path, tmp_path: 
             "has 2 samples at 2027-01-15T08:00:00Z (expected one sample per series and time)",
         ),
         (
+            "plus_inf.json",
+            _query_range([(GPU, [[1_800_000_000, "+Inf"]])]),
+            "column 'DCGM_FI_DEV_GPU_UTIL': series 1 (DCGM_FI_DEV_GPU_UTIL, GPU GPU-1 on node-a) "
+            "has value +Inf at 2027-01-15T08:00:00Z (expected a finite reading",
+        ),
+        ("minus_inf.json", _query_range([(GPU, [[1_800_000_000, "-Inf"]])]), "has value -Inf at 2027-01-15"),
+        ("nan.json", _query_range([(GPU, [[1_800_000_000, "NaN"]])]), "has value NaN at 2027-01-15"),
+        (
+            "ms_as_seconds.json",
+            _query_range([(GPU, [[1_800_000_000_000, "1"]])]),
+            "column 'timestamp': series 1 (DCGM_FI_DEV_GPU_UTIL, GPU GPU-1 on node-a) "
+            "has a sample at 59009-09-24T08:00:00Z",
+        ),
+        (
             "unordered.json",
             _query_range([(GPU, [[1_800_000_030, "1"], [1_800_000_000, "2"]])]),
             "series 1, point 2: timestamp 2027-01-15T08:00:00Z is not after the previous one",
@@ -226,3 +240,255 @@ def test_cli_exit_code_says_something_was_rejected(sim: Path, tmp_path: Path):
         assert con.sql("select value from raw.dcgm_samples").fetchall() == [(7.0,)]
     shutil.rmtree(tmp_path / "home")
     assert subprocess.run([*cli, str(gz)], capture_output=True).returncode == 0
+
+
+def test_a_blank_sentinel_is_missing_but_infinity_is_not_a_blank(tmp_path: Path):
+    """DCGM marks "no value" with finite sentinels >= 2^62: dropped (+Inf, also above, is rejected)."""
+    blank = tmp_path / "blank.json"
+    blank.write_text(_query_range([(GPU, [[1_800_000_000, "9223372036854775794"], [1_800_000_030, "5"]])]))
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        (outcome,) = ingest([blank], store, progress=False)
+        assert (outcome.status, outcome.rows) == ("loaded", 1)
+        assert _totals(store) == (1, 5.0)
+
+
+# ------------------------------------------------------------------------------ idempotent by content
+BUSINESS = {
+    "business_value.csv": "month,project,value,currency,basis\n2026-10,ranking,1250.00,USD,uplift\n",
+    "inference_requests.csv": (
+        "date,project,model,model_version,environment,requests\n2026-10-01,ranking,ranker,v4,production,900\n"
+    ),
+    "model_deployments.csv": (
+        "model,model_version,project,training_run_id,training_completed_at,deployed_at,environment\n"
+        "ranker,v4,ranking,,,2026-10-02T00:00:00Z,production\n"
+    ),
+}
+
+
+def _business(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    for name, text in BUSINESS.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def _business_totals(store: RawStore) -> list[tuple]:
+    tables = ("business_value", "inference_requests", "model_deployments")
+    return [store.con.sql(f"select count(*) from raw.{t}").fetchall()[0] for t in tables]
+
+
+def test_the_same_files_from_another_folder_land_once(tmp_path: Path):
+    """Issue 17: the business CSVs ingested again from a copy doubled fct_project_roi."""
+    first = _business(tmp_path / "export-1")
+    copy = tmp_path / "elsewhere" / "export-1-copy"
+    shutil.copytree(first, copy)
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        assert {o.status for o in ingest([first], store, progress=False)} == {"loaded"}
+        before, rows = _business_totals(store), store.manifest().height
+        assert before == [(1,), (1,), (1,)]
+        again = ingest([copy], store, progress=False)
+        assert [(o.path, o.status) for o in again] == [(p, "unchanged") for p in sorted(copy.iterdir())]
+        assert (_business_totals(store), store.manifest().height) == (before, rows)
+        # moved rather than copied: the same
+        shutil.rmtree(first)
+        assert {o.status for o in ingest([copy], store, progress=False)} == {"unchanged"}
+        assert store.manifest().height == rows
+
+
+def test_reingesting_an_unchanged_folder_adds_no_manifest_row(tmp_path: Path, versioned_format: str):
+    """Issue 17: the second ingest of a folder with a replaced delivery added a "superseded" row."""
+    folder = tmp_path / "bills"
+    folder.mkdir()
+    (folder / "a.csv").write_text("aws/111/2026-10,v1,100.0\n")
+    (folder / "b.csv").write_text("aws/111/2026-10,v2,120.0\n")
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        first = ingest([folder], store, format_name=versioned_format, progress=False)
+        assert [o.status for o in first] == ["loaded", "loaded"]
+        manifest = store.manifest()
+        for _ in range(2):
+            again = ingest([folder], store, format_name=versioned_format, progress=False)
+            assert [o.status for o in again] == ["unchanged", "unchanged"]
+            assert store.manifest().equals(manifest)
+        assert store.con.sql("select sum(amount) from raw.test_bill").fetchall() == [(120.0,)]
+
+
+def test_a_repeated_rejection_is_reported_but_recorded_once(tmp_path: Path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        for _ in range(3):
+            (outcome,) = ingest([bad], store, progress=False)
+            assert outcome.status == "rejected"
+        assert store.manifest()["status"].to_list() == ["rejected"]
+        bad.write_text("[]")  # other content, other rejection
+        assert ingest([bad], store, progress=False)[0].status == "rejected"
+        assert store.manifest()["status"].to_list() == ["rejected", "rejected"]
+
+
+POD_LIST = json.dumps(
+    {
+        "apiVersion": "v1",
+        "items": [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "trainer-0", "namespace": "ml", "uid": "uid-1"},
+                "spec": {
+                    "nodeName": "node-a",
+                    "containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+                },
+                "status": {"phase": "Running", "startTime": "2026-10-01T00:00:00Z"},
+            }
+        ],
+        "kind": "List",
+        "metadata": {"resourceVersion": ""},
+    },
+    indent=4,
+)
+
+
+def test_identical_snapshots_taken_at_different_times_are_two_observations(tmp_path: Path):
+    """kubectl output carries no time: a pod running unchanged gives byte-identical snapshots, each an
+    observation. The snapshot's time (file name stamp, else mtime) is part of its identity."""
+    day = tmp_path / "day"
+    day.mkdir()
+    for stamp in ("20261001T000000Z", "20261001T060000Z"):
+        (day / f"pods-{stamp}.json").write_text(POD_LIST)
+    unstamped = [tmp_path / "plain" / name for name in ("a.json", "b.json")]
+    unstamped[0].parent.mkdir()
+    for i, path in enumerate(unstamped):
+        path.write_text(POD_LIST)
+        os.utime(path, (1_790_000_000 + i * 3600,) * 2)
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        outcomes = ingest([day, *unstamped], store, progress=False)
+        assert [o.status for o in outcomes] == ["loaded"] * 4
+        observed = store.con.sql(
+            "select observed_at, snapshot_time_source from raw.k8s_pods p "
+            "join raw.ingest_manifest m on m.load_id = p._load_id order by 1"
+        ).fetchall()
+        assert [source for _, source in observed] == ["file_mtime", "file_mtime", "file_name", "file_name"]
+        assert len({at for at, _ in observed}) == 4
+        # the same snapshots found again elsewhere, names and mtimes kept (cp -p): the same observations
+        copy = tmp_path / "backup"
+        shutil.copytree(day, copy)
+        shutil.copy2(unstamped[0], copy / "a.json")
+        rows = store.manifest().height
+        assert {o.status for o in ingest([copy], store, progress=False)} == {"unchanged"}
+        assert store.manifest().height == rows
+
+
+# ------------------------------------------------------------------------------ what is not a readable file
+def test_what_cannot_be_read_is_rejected_alone(tmp_path: Path):
+    """A dangling link, a named pipe and a socket in a folder: each a rejection, the rest lands."""
+    import socket
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.json").write_text(_query_range([(GPU, [[1_800_000_000, "7"]])]))
+    (folder / "b_link.json").symlink_to(folder / "gone.json")
+    os.mkfifo(folder / "c_pipe")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(folder / "d.sock"))
+    (folder / "e.json").write_text(_query_range([(GPU, [[1_800_000_030, "9"]])]))
+    try:
+        with RawStore(tmp_path / "landed.duckdb") as store:
+            outcomes = {o.path.name: o for o in ingest([folder], store, progress=False)}
+            manifest = store.manifest()
+    finally:
+        server.close()
+    assert {n: o.status for n, o in outcomes.items()} == {
+        "a.json": "loaded",
+        "b_link.json": "rejected",
+        "c_pipe": "rejected",
+        "d.sock": "rejected",
+        "e.json": "loaded",
+    }
+    assert outcomes["b_link.json"].error == (
+        f"{folder / 'b_link.json'}: a symbolic link to {folder / 'gone.json'}, which does not exist "
+        "(expected a file or folder this user may read)"
+    )
+    assert "a named pipe in a folder (name it on the command line" in outcomes["c_pipe"].error
+    assert "a socket, not a file" in outcomes["d.sock"].error
+    assert manifest.filter(pl.col("status") == "rejected")["sha256"].to_list() == ["unreadable"] * 3
+
+
+def _unprivileged() -> list[str]:
+    """A command prefix that runs as an unprivileged user: root reads a chmod 000 file, so a test run as
+    root (in a container) would prove nothing without it."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: cannot make a file unreadable")
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture
+def shared_dir():
+    """A folder the unprivileged child may enter and write (pytest's tmp_path is root's own)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="gpu-ledger-perm-"))
+    folder.chmod(0o777)
+    yield folder
+    for path in folder.rglob("*"):
+        path.chmod(0o755)
+    shutil.rmtree(folder)
+
+
+CLI = [sys.executable, "-m", "gpu_ledger.cli", "ingest", "--quiet"]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_an_unreadable_file_or_folder_is_rejected_and_the_batch_goes_on(shared_dir: Path):
+    """Issue 17: a PermissionError stopped the batch; an unreadable folder was skipped with exit 0."""
+    folder = shared_dir / "in"
+    (folder / "locked").mkdir(parents=True)
+    (folder / "locked" / "hidden.json").write_text(_query_range([(GPU, [[1_800_000_060, "1"]])]))
+    (folder / "a.json").write_text(_query_range([(GPU, [[1_800_000_000, "7"]])]))
+    (folder / "b.json").write_text(_query_range([(GPU, [[1_800_000_030, "8"]])]))
+    (folder / "z.json").write_text(_query_range([(GPU, [[1_800_000_090, "9"]])]))
+    (folder / "b.json").chmod(0o000)
+    (folder / "locked").chmod(0o000)
+    home = shared_dir / "home"
+    result = subprocess.run(
+        [*_unprivileged(), *CLI, "--home", str(home), str(folder)], capture_output=True, text=True, cwd=REPO
+    )
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines() == [
+        f"rejected: {folder / 'b.json'}: cannot be read: Permission denied "
+        "(expected a file or folder this user may read)",
+        f"rejected: {folder / 'locked'}: the folder cannot be read: Permission denied "
+        "(expected a file or folder this user may read)",
+    ]
+    assert "4 files: 2 loaded, 2 rejected; 2 rows landed" in result.stdout
+    with duckdb.connect(str(home / "landed.duckdb"), read_only=True) as con:
+        assert con.sql("select value from raw.dcgm_samples order by ts").fetchall() == [(7.0,), (9.0,)]
+
+
+def test_streams_are_read_once(tmp_path: Path):
+    """Issue 17: `ingest <(cat file)` said "the file is empty": hashing had consumed the pipe."""
+    body = _query_range([(GPU, [[1_800_000_000, "7"]])]).encode()
+    home = tmp_path / "home"
+    read, write = os.pipe()
+    with subprocess.Popen(
+        [*CLI, "--home", str(home), f"/dev/fd/{read}"], pass_fds=(read,), stdout=subprocess.PIPE, text=True
+    ) as proc:
+        os.close(read)
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(body)
+        out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "1 files: 1 loaded; 1 rows landed" in out
+    # the same bytes on standard input are the same content: unchanged; other bytes land
+    stdin = subprocess.run([*CLI, "--home", str(home), "-"], input=body, capture_output=True)
+    assert stdin.returncode == 0 and b"1 unchanged" in stdin.stdout
+    other = gzip.compress(_query_range([(GPU, [[1_800_000_030, "8"]])]).encode())
+    stdin = subprocess.run([*CLI, "--home", str(home), "-"], input=other, capture_output=True)
+    assert stdin.returncode == 0 and b"1 loaded" in stdin.stdout
+    bad = subprocess.run([*CLI, "--home", str(home), "-"], input="{}", capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("rejected: -: format not recognised from its content: empty JSON ({})")
+    with duckdb.connect(str(home / "landed.duckdb"), read_only=True) as con:
+        assert con.sql("select value from raw.dcgm_samples order by ts").fetchall() == [(7.0,), (8.0,)]
+        paths = con.sql("select path, status from raw.ingest_manifest order by loaded_at").fetchall()
+    assert paths == [(f"/dev/fd/{read}", "loaded"), ("<stdin>", "loaded"), ("<stdin>", "rejected")]
