@@ -96,3 +96,44 @@ SPELLINGS = {
     },
 }
 """Spellings of those values met in real exports and pre-1.0 drafts, and the value each means."""
+
+ADDED_IN_1_3 = {
+    "AllocatedMethodDetails": "json",
+    "AllocatedMethodId": "varchar",
+    "AllocatedResourceId": "varchar",
+    "AllocatedResourceName": "varchar",
+    "AllocatedTags": "map",
+    "ContractApplied": "json",
+    "HostProviderName": "varchar",
+    "ServiceProviderName": "varchar",
+}
+"""Cost and Usage columns FOCUS 1.3 added (split-cost allocation, contract commitments applied, and the
+service/host provider names that replace ProviderName and PublisherName), with the kind each lands as."""
+
+CONTRACT_COMMITMENT = {
+    "BillingCurrency": "varchar",
+    "ContractCommitmentCategory": "varchar",
+    "ContractCommitmentCost": "double",
+    "ContractCommitmentDescription": "varchar",
+    "ContractCommitmentId": "varchar",
+    "ContractCommitmentPeriodEnd": "timestamptz",
+    "ContractCommitmentPeriodStart": "timestamptz",
+    "ContractCommitmentQuantity": "double",
+    "ContractCommitmentType": "varchar",
+    "ContractCommitmentUnit": "varchar",
+    "ContractId": "varchar",
+    "ContractPeriodEnd": "timestamptz",
+    "ContractPeriodStart": "timestamptz",
+}
+"""The FOCUS 1.3 Contract Commitment dataset: the terms of each contract commitment, joined to charges
+through the ContractCommitmentId inside their ContractApplied."""
+CONTRACT_COMMITMENT_NOT_NULL = (
+    "ContractCommitmentCategory",
+    "ContractCommitmentId",
+    "ContractCommitmentPeriodEnd",
+    "ContractCommitmentPeriodStart",
+    "ContractCommitmentType",
+    "ContractId",
+    "ContractPeriodEnd",
+    "ContractPeriodStart",
+)

@@ -104,3 +104,30 @@ def test_validate_runs_again_on_the_same_home_and_keeps_every_run(tmp_path: Path
         ).fetchall()
     assert len(per_run) == 2, per_run
     assert per_run[0][1] == per_run[1][1] > 0 and all(r[2] for r in per_run), per_run
+
+
+def test_a_landed_table_without_a_checked_column_fails_its_suite_by_name(tmp_path: Path):
+    """A FOCUS 1.3 export naming its provider only as ServiceProviderName and carrying no EffectiveCost:
+    the focus suite fails naming the column; the Contract Commitment dataset's own suite passes."""
+    charges = tmp_path / "charges.csv"
+    charges.write_text(
+        "BilledCost,BillingAccountId,BillingPeriodStart,BillingPeriodEnd,ChargeCategory,ChargePeriodStart,"
+        "ServiceProviderName\n"
+        "4.0,acct,2026-10-01T00:00:00Z,2026-11-01T00:00:00Z,Usage,2026-10-02T00:00:00Z,Acme\n"
+    )
+    commitments = tmp_path / "commitments.csv"
+    commitments.write_text(
+        "BillingCurrency,ContractCommitmentCategory,ContractCommitmentCost,ContractCommitmentDescription,"
+        "ContractCommitmentId,ContractCommitmentPeriodEnd,ContractCommitmentPeriodStart,"
+        "ContractCommitmentQuantity,ContractCommitmentType,ContractCommitmentUnit,ContractId,"
+        "ContractPeriodEnd,ContractPeriodStart\n"
+        "USD,Spend,1000,GPU spend,cc-1,2027-01-01,2026-01-01,,Spend,,k-1,2027-01-01,2026-01-01\n"
+    )
+    home = tmp_path / "home"
+    assert _cli("ingest", "--home", str(home), "--quiet", str(charges), str(commitments)).returncode == 0
+    result = _cli("validate", "--home", str(home))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    lines = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
+    assert lines["focus"].endswith("FAILED column_present(EffectiveCost)")
+    assert lines["focus_contract_commitments"].endswith("passed")

@@ -1,4 +1,4 @@
-"""FOCUS 1.0 – 1.2 cost and usage exports (any provider), CSV or Parquet, landed into `raw.focus`.
+"""FOCUS 1.0 – 1.3 cost and usage exports (any provider), CSV or Parquet, landed into `raw.focus`.
 
 Recognised by the FOCUS columns `BilledCost` and `ChargePeriodStart` together with `ChargeCategory` or
 `BillingPeriodStart` (matched case-insensitively: the spec's own examples write `SkuPriceid`). Azure,
@@ -12,7 +12,13 @@ columns (`ChargeCategory`, `PricingCategory`, `ChargeFrequency`, …) take the s
 their case (`Usage-based` becomes `Usage-Based`, a draft's `Spot` pricing `Dynamic`) and any other value
 rejects the file with its row and column, as does a row without `BilledCost`, `ChargePeriodStart` or
 its billing period. List and contracted unit prices must not be negative (the spec forbids it).
-`_focus_version` records which column set the file has (1.0, 1.1 or 1.2).
+`_focus_version` records which column set the file has (1.0, 1.1, 1.2 or 1.3).
+
+FOCUS 1.3: `ServiceProviderName` and `HostProviderName` land beside or instead of `ProviderName` and
+`PublisherName`; a file with only the new names gets `ProviderName` and `PublisherName` from
+`ServiceProviderName` (what 1.3 says they became). The split-cost columns (`AllocatedMethodId`,
+`AllocatedMethodDetails`, `AllocatedResourceId`, `AllocatedResourceName`, `AllocatedTags`) and
+`ContractApplied` land as they are, JSON validated (`AllocatedTags` as a map).
 
 Restatement: scope `focus/<ProviderName>/<BillingAccountId>/<billing period YYYY-MM>` (several when the
 file spans several); a file naming neither provider nor account has no scope (nothing to say what it
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from gpu_ledger.focus_spec import ALLOWED_VALUES, COLUMNS, NUMBERS, SPELLINGS, TIMESTAMPS
+from gpu_ledger.focus_spec import ADDED_IN_1_3, ALLOWED_VALUES, COLUMNS, NUMBERS, SPELLINGS, TIMESTAMPS
 from ingest.base import Format, LoadContext
 from ingest.formats.billing import common
 from ingest.formats.billing.common import Col
@@ -32,7 +38,7 @@ from ingest.sniff import Sniff
 
 TABLE = "focus"
 
-CANONICAL = {n.lower(): n for n in COLUMNS}
+CANONICAL = {n.lower(): n for n in (*COLUMNS, *ADDED_IN_1_3)}
 _X_NUMBER = re.compile(r"(Cost|CostInUsd|CostInUSD|UnitPrice|ExchangeRate|Quantity|Price)$")
 _V11 = {
     "capacityreservationid",
@@ -48,6 +54,7 @@ _V12 = {
     "subaccounttype",
     "pricingcurrencyeffectivecost",
 }
+_V13 = {n.lower() for n in ADDED_IN_1_3}
 REQUIRED = ("BilledCost", "BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart")
 """Columns every row must fill: the warehouse cannot place or price a charge without them."""
 
@@ -70,6 +77,8 @@ def detect(s: Sniff) -> bool:
 
 
 def kind_of(name: str) -> str:
+    if name in ADDED_IN_1_3:
+        return ADDED_IN_1_3[name]
     if name in TIMESTAMPS:
         return "timestamptz"
     if name in NUMBERS or (name.startswith("x_") and _X_NUMBER.search(name)):
@@ -105,15 +114,21 @@ def load(ctx: LoadContext) -> None:
             expected="the FOCUS columns " + ", ".join(REQUIRED),
         )
     lower = {n.lower() for n in names}
-    version = "1.2" if lower & _V12 else "1.1" if lower & _V11 else "1.0"
-    common.materialise(ctx, cols, [f"'{version}' as _focus_version"])
+    version = "1.3" if lower & _V13 else "1.2" if lower & _V12 else "1.1" if lower & _V11 else "1.0"
+    extra = [f"'{version}' as _focus_version"]
+    if "ServiceProviderName" in names:  # 1.3 names the provider there; 1.2's columns follow from it
+        extra += [
+            f'"ServiceProviderName" as "{old}"'
+            for old in ("ProviderName", "PublisherName")
+            if old not in names
+        ]
+    common.materialise(ctx, cols, extra)
     con = ctx.store.con
-    present = {c.name for c in cols}
-    provider = '"ProviderName"' if "ProviderName" in present else "null"
-    account = '"BillingAccountId"' if "BillingAccountId" in present else "null"
+    provider = '"ProviderName"' if {"ProviderName", "ServiceProviderName"} & names else "null"
+    account = '"BillingAccountId"' if "BillingAccountId" in names else "null"
     period = (
         "strftime(\"BillingPeriodStart\" at time zone 'UTC', '%Y-%m')"
-        if "BillingPeriodStart" in present
+        if "BillingPeriodStart" in names
         else "null"
     )
     keys = con.sql(f"select distinct {provider}, {account}, {period} from {common.TYPED}").fetchall()
@@ -137,7 +152,7 @@ def export_version(ctx: LoadContext) -> str:
 FORMAT = Format(
     name="focus",
     group="billing",
-    description="FOCUS 1.0-1.2 cost and usage export (any provider), CSV or Parquet",
+    description="FOCUS 1.0-1.3 cost and usage export (any provider), CSV or Parquet",
     detect=detect,
     load=load,
 )
