@@ -101,8 +101,16 @@ def parser() -> argparse.ArgumentParser:
     ing.add_argument(
         "--format", dest="format_name", metavar="NAME", help="force a format instead of detecting it"
     )
-    ing.add_argument("--timezone", default="UTC", help="time zone of Slurm sacct times (default UTC)")
-    ing.add_argument("--sacct-fields", help="comma-separated field list of headerless sacct output")
+    ing.add_argument(
+        "--timezone",
+        default="UTC",
+        help="time zone of Slurm sacct times printed without a UTC offset (default UTC)",
+    )
+    ing.add_argument(
+        "--sacct-fields",
+        help="comma-separated field list of headerless sacct output, with JobID or JobIDRaw (saved as the "
+        "default; Open XDMoD's and Sonar's lists are recognised without it)",
+    )
     ing.add_argument("--host", help="host name for nvidia-smi logs that do not carry one")
     ing.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -224,6 +232,8 @@ def _ingest(args: argparse.Namespace, home: Path) -> int:
         counts[o.status] = counts.get(o.status, 0) + 1
         if o.status == "rejected":
             print(f"rejected: {o.error}", file=sys.stderr)
+        for note in o.notes:
+            print(f"note: {note}")
     rows = sum(o.rows for o in outcomes)
     print(
         f"{len(outcomes)} files: "

@@ -7,9 +7,14 @@ Layout: one file per Slurm cluster, `<out>/schedulers/slurm/sacct_<cluster>.txt`
 
 with its header row. Why each quirk is kept (ingest must handle every one of them):
 
+- The fleet's Frankfurt cluster (`hpc-fra`) runs sacct on a host in Europe/Berlin with
+  `SLURM_TIME_FORMAT=%Y-%m-%dT%H:%M:%S%z`, as sites that want unambiguous times do: its times carry
+  their UTC offset (`2026-10-01T02:56:36+0200`, `+0100` after the October DST change), which must win
+  over ingest's `--timezone`. Other clusters print UTC without an offset.
+
 - `--parsable2`: fields joined by `|`, no trailing `|`. `JobName` is the last field because a job name
   may itself contain `|`; a reader must split at most `len(SACCT_FIELDS) - 1` times.
-- Times are `YYYY-MM-DDTHH:MM:SS` in UTC without an offset. A start or end that has not happened is
+- Times are otherwise `YYYY-MM-DDTHH:MM:SS` in UTC without an offset. A start or end that has not happened is
   `Unknown` (pending jobs, running jobs' End); a job cancelled while still pending has Start `None`
   and End at the cancellation, as slurmdbd records it.
 - Step rows follow their job: `<id>.batch` (first node only), `<id>.extern` (every node) and `<id>.0`
@@ -35,9 +40,11 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
+from simulator.fleet import SLURM
 from simulator.model import Fleet
 
 SACCT_FIELDS: tuple[str, ...] = (
@@ -68,6 +75,9 @@ SACCT_FIELDS: tuple[str, ...] = (
     "Comment",
     "JobName",
 )
+
+# clusters whose sacct host prints local times with their offset (SLURM_TIME_FORMAT=...%z)
+OFFSET_TIME_ZONES: dict[str, ZoneInfo] = {SLURM: ZoneInfo("Europe/Berlin")}
 
 SEPARATOR = "|"
 NONE_ASSIGNED = "None assigned"
@@ -173,10 +183,14 @@ def _host_sort_key(host: str) -> tuple[str, int, int]:
 # --------------------------------------------------------------------------------------------- formats
 
 
-def format_time(ts: datetime | None, missing: str = "Unknown") -> str:
-    """sacct's time form (the sacct host runs in UTC): `2024-05-01T12:00:00`, or `missing`."""
+def format_time(ts: datetime | None, missing: str = "Unknown", zone: ZoneInfo | None = None) -> str:
+    """sacct's time form: `2024-05-01T12:00:00` on a host in UTC, or the local time with its offset
+    (`2024-05-01T14:00:00+0200`) where the site sets `SLURM_TIME_FORMAT=%Y-%m-%dT%H:%M:%S%z`; `missing`
+    for no time."""
     if ts is None:
         return missing
+    if zone is not None:
+        return ts.astimezone(zone).strftime("%Y-%m-%dT%H:%M:%S%z")
     return ts.strftime("%Y-%m-%dT%H:%M:%S")
 
 
@@ -306,8 +320,9 @@ def _step_exit(step_state: str, job_exit: str) -> str:
     return "0:0"
 
 
-def _job_rows(job: dict, state: str, window_end: datetime) -> list[list[str]]:
-    """The job row of one attempt and its step rows, each a list of field values."""
+def _job_rows(job: dict, state: str, window_end: datetime, zone: ZoneInfo | None) -> list[list[str]]:
+    """The job row of one attempt and its step rows, each a list of field values (times in `zone`
+    with their offset, or naive UTC)."""
     job_id: str = job["job_id"]
     raw: str = job["job_id_raw"] or job_id
     hosts: list[str] = list(job["hostnames"] or [])
@@ -325,13 +340,13 @@ def _job_rows(job: dict, state: str, window_end: datetime) -> list[list[str]]:
 
     if never_started:
         start_s = "None" if ended is not None else "Unknown"
-        end_s = format_time(ended)
+        end_s = format_time(ended, zone=zone)
         elapsed = 0
         nodelist = NONE_ASSIGNED
         alloc_tres = ""
     else:
-        start_s = format_time(started)
-        end_s = format_time(ended)
+        start_s = format_time(started, zone=zone)
+        end_s = format_time(ended, zone=zone)
         elapsed = int(((ended or window_end) - started).total_seconds())
         nodelist = compress_hostlist(hosts)
         alloc_tres = tres_string(
@@ -351,8 +366,8 @@ def _job_rows(job: dict, state: str, window_end: datetime) -> list[list[str]]:
         "QOS": "normal",
         "State": state,
         "ExitCode": exit_code,
-        "Submit": format_time(submitted),
-        "Eligible": format_time(submitted),
+        "Submit": format_time(submitted, zone=zone),
+        "Eligible": format_time(submitted, zone=zone),
         "Start": start_s,
         "End": end_s,
         "Elapsed": format_duration(elapsed),
@@ -399,10 +414,10 @@ def _job_rows(job: dict, state: str, window_end: datetime) -> list[list[str]]:
             "Account": job["slurm_account"],
             "State": st,
             "ExitCode": _step_exit(st, exit_code),
-            "Submit": format_time(start),
-            "Eligible": format_time(start),
-            "Start": format_time(start),
-            "End": format_time(end),
+            "Submit": format_time(start, zone=zone),
+            "Eligible": format_time(start, zone=zone),
+            "Start": format_time(start, zone=zone),
+            "End": format_time(end, zone=zone),
             "Elapsed": format_duration(el),
             "ElapsedRaw": str(el),
             "NNodes": str(n),
@@ -454,7 +469,7 @@ def write_sacct(fleet: Fleet, out: Path) -> Path:
             state = job["state"] or "UNKNOWN"
             if job["attempt"] is not None and job["attempt"] < job["_last"]:
                 state = "REQUEUED"
-            for values in _job_rows(job, state, window_end):
+            for values in _job_rows(job, state, window_end, OFFSET_TIME_ZONES.get(cluster)):
                 lines.append(SEPARATOR.join(values))
         path = folder / f"sacct_{cluster}.txt"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -145,8 +146,9 @@ def test_sacct_with_header_slurm2sql_sample(samples: Path, store: RawStore) -> N
     assert json.loads(comment)["gpu_util"] == 53.1
 
 
-def test_sacct_headerless_without_fields_is_a_clear_error(samples: Path, store: RawStore) -> None:
-    out = one(store, samples / "slurm" / "sonar_fox_sacct_output_2025.txt")
+def test_sacct_headerless_without_fields_is_a_clear_error(tmp_path: Path, store: RawStore) -> None:
+    path = write(tmp_path, "bare.txt", f"{JOB}\n")  # 15 fields: no collector's list
+    out = one(store, path)
     assert out.status == "rejected" and out.format == "slurm_sacct"
     assert "--sacct-fields" in out.error and ":1:" in out.error
     assert "slurm_sacct" not in store.tables()
@@ -295,11 +297,13 @@ def test_sacct_bad_timestamp_and_wrong_type(tmp_path: Path, store: RawStore) -> 
     out = one(store, bad_time)
     assert out.error == (
         f"{bad_time}:2: column 'start': '29/03/2026 01:00' is not a sacct time "
-        "(expected YYYY-MM-DDTHH:MM:SS, Unknown or None)"
+        "(expected YYYY-MM-DDTHH:MM:SS with an optional UTC offset (+0100, +01:00, Z), Unknown or None)"
     )
     bad_int = write(tmp_path, "i.txt", f"{HEADER}\n{JOB}\n{JOB.replace('|8|', '|eight|')}\n")
     out = one(store, bad_int)
-    assert out.error == f"{bad_int}:3: column 'ncpus': 'eight' is not a whole number (expected an integer)"
+    assert out.error == (
+        f"{bad_int}:3: column 'ncpus': 'eight' is not a whole number (expected a whole number from 0 up)"
+    )
 
 
 def test_sacct_state_that_is_not_a_state_means_wrong_fields(tmp_path: Path, store: RawStore) -> None:
@@ -379,7 +383,10 @@ def test_simulator_files_all_land(simulated) -> None:
 
 
 def test_simulator_sacct_matches_the_fleet(simulated) -> None:
-    fleet, _, store, _ = simulated
+    fleet, out, store, _ = simulated
+    # the Frankfurt cluster prints local times with their offset (%z); they must land as the fleet's UTC
+    text = (out / "schedulers" / "slurm" / "sacct_hpc-fra.txt").read_text(encoding="utf-8")
+    assert re.search(r"\|2026-10-0[1-8]T[0-9:]{8}\+0200\|", text)
     jobs = fleet.jobs.filter(pl.col("scheduler") == "slurm")
     landed = (
         store.con.sql(

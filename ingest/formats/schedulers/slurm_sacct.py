@@ -1,12 +1,12 @@
 """Slurm accounting as `sacct --parsable2` prints it, with or without its header row.
 
 What a file is, and how it is recognised:
-- with a header: the first line is `|`-separated sacct field names, one of them `JobID` (any case);
+- with a header: the first line is `|`-separated sacct field names, one of them `JobID` or
+  `JobIDRaw` (any case);
 - without one (`--noheader`): the first line starts with a Slurm job id (`123`, `123_4`, `123_[1-3]`,
   `123+0`, each optionally `.step`) followed by `|`, and carries a sacct time or a known state word.
-  The field list then comes from `--sacct-fields` (`Options.sacct_fields`), else from the default
-  saved in `raw.ingest_settings` by an earlier headerless load that was given `--sacct-fields`.
-  A header-bearing file never changes that default: its header describes itself only.
+  The field list then comes from `--sacct-fields`, a saved default, or a recognised collector's
+  list (Open XDMoD, Sonar): see `sacct_fields`. A header-bearing file never changes the default.
 
 Every line lands in `raw.slurm_sacct`, allocations and steps alike (steps carry `step_id`; dbt keeps
 the allocation rows), typed, with the fields this project uses as named columns and every other
@@ -14,10 +14,16 @@ field kept in `extra` (MAP of the lower-cased sacct field name to the printed va
 sacct said is lost. Quirks handled:
 - `JobName` may contain `|`: lines are split at most (fields - 1) times, so JobName must be last
   (a line with more separators than fields is rejected unless JobName is the last field);
-- times are the sacct host's local time without offset; they are read in `Options.timezone` and
-  stored as UTC. `Unknown` and `None` are null. An ambiguous wall time in the autumn DST fold is
-  taken as its first occurrence; a time inside the spring DST gap cannot be printed by sacct, so it
-  is rejected (the time zone given is likely wrong);
+- a list with `JobIDRaw` but no `JobID` identifies each job by its raw id: an array task is then
+  its own job (its raw id is unique), the array it belongs to is not known;
+- times are the sacct host's local time without offset, read in `Options.timezone`, unless they
+  carry one (`SLURM_TIME_FORMAT=%Y-%m-%dT%H:%M:%S%z` prints `2022-02-21T14:37:02+0100`; `+01:00`
+  and `Z` are read too): an explicit offset wins over `--timezone`. All are stored as UTC.
+  `Unknown`, `None` and blank are null. An ambiguous wall time in the autumn DST fold is taken as
+  its first occurrence; a time inside the spring DST gap cannot be printed by sacct, so it is
+  rejected (the time zone given is likely wrong);
+- blank or whitespace-only fields are null (JobName is kept as printed); numbers are whole and
+  not negative (uids, counts, seconds, priorities), else the file is rejected naming line and field;
 - `CANCELLED by 1001` -> state `CANCELLED`, `cancelled_by_uid` 1001, `state_raw` as printed;
 - job ids: `123_4` (array task: base 123, task `4`), `123_[1-3]` (pending array: task `[1-3]`,
   `is_pending_array`), `123+0` (heterogeneous component), `.batch` / `.extern` / `.interactive` /
@@ -40,26 +46,16 @@ and hostlists are parsed once each. 100k lines land in under a second (measured 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import polars as pl
 
 from ingest.base import Format, LoadContext
+from ingest.formats.schedulers.sacct_fields import SAMPLE_LINES, field_list, header_fields
 from ingest.hostlist import HostlistError, expand_many
 from ingest.sniff import Sniff, open_text
 
 TABLE = "slurm_sacct"
-SETTINGS_TABLE = "raw.ingest_settings"
-SETTING_FIELDS = "slurm.sacct_fields"
-SETTINGS_DDL = f"""
-create table if not exists {SETTINGS_TABLE} (
-    key varchar primary key,
-    value varchar not null,
-    set_by varchar,
-    updated_at timestamptz not null
-)
-"""
 
 # Slurm base job states (job_state_string in src/common/slurm_protocol_defs.c, 23.x-25.x)
 KNOWN_STATES = frozenset(
@@ -90,7 +86,7 @@ KNOWN_STATES = frozenset(
         "TIMEOUT",
     }
 )
-_STATE_SHAPE = r"^[A-Z][A-Z_]*(?: by \d+)?\+?$"  # sacct may append '+' when a state is truncated
+_STATE_SHAPE = r"^[A-Z][A-Z_]*(?: by [0-9]{1,10})?\+?$"  # sacct may append '+' when a state is truncated
 
 # sacct field name (lower case) -> column, for fields kept as text as printed
 TEXT_FIELDS = {
@@ -123,6 +119,7 @@ INT_FIELDS = {
     "priority": "priority",
 }
 TIME_FIELDS = {"submit": "submit_at", "eligible": "eligible_at", "start": "start_at", "end": "end_at"}
+VERBATIM = {"jobname", "comment"}  # free text kept exactly as printed; every other field is stripped
 HANDLED = {*TEXT_FIELDS, *INT_FIELDS, *TIME_FIELDS, "state", "elapsed", "elapsedraw", "timelimit",
            "timelimitraw"}  # fmt: skip
 
@@ -177,27 +174,24 @@ COLUMNS: dict[str, pl.DataType] = {
     "job_name": pl.String,
 }
 
-_JOB_ID = r"^(\d+)(?:_(\d+|\[[^\]]*\]))?(?:\+(\d+))?(?:\.([^.|]+))?$"
+_JOB_ID = r"^([0-9]+)(?:_([0-9]+|\[[^\]]*\]))?(?:\+([0-9]{1,9}))?(?:\.([^.|]+))?$"
 _HEAD_JOB_ID = re.compile(r"^\d+(?:_(?:\d+|\[[^\]|]*\]))?(?:\+\d+)?(?:\.[\w-]+)?\|")
 _HEAD_EVIDENCE = re.compile(
-    r"\|(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|Unknown|None|" + "|".join(sorted(KNOWN_STATES)) + r")(?:\||$| by)"
+    r"\|(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:Z|[+-]\d\d:?\d\d)?|Unknown|None|"
+    + "|".join(sorted(KNOWN_STATES))
+    + r")(?:\||$| by)"
 )
-_FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-_DURATION = r"^(?:(\d+)-)?(?:(\d+):)??(?:(\d+):)?(\d+(?:\.\d+)?)$"
+# at most 6 digits per part keeps every duration (and its seconds) far inside Int64; patterns that
+# Polars runs spell digits [0-9], its \d would take any Unicode digit that a cast then refuses
+_DURATION = r"^(?:([0-9]{1,6})-)?(?:([0-9]{1,6}):)??(?:([0-9]{1,6}):)?([0-9]{1,6}(?:\.[0-9]+)?)$"
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
-_NO_TIME = ("Unknown", "None", "")
+_OFFSET = r"[0-9](?:Z|[+-][0-9]{2}:?[0-9]{2})$"  # right after the seconds
+_NO_TIME = ("Unknown", "None")
+_MAX_COUNT = 2**53  # larger "numbers" are not counts, ids or seconds sacct can print
 _NO_LIMIT = ("UNLIMITED", "Partition_Limit", "INVALID", "NONE")
 
 
 # ------------------------------------------------------------------------------------------ detection
-
-
-def header_fields(line: str) -> list[str] | None:
-    """The field names if `line` is a sacct header row, else None."""
-    names = line.split("|")
-    if len(names) < 2 or not all(_FIELD_NAME.match(n) for n in names):
-        return None
-    return names if any(n.lower() in ("jobid", "jobidraw") for n in names) else None
 
 
 def detect(s: Sniff) -> bool:
@@ -207,28 +201,6 @@ def detect(s: Sniff) -> bool:
     if header_fields(line) is not None:
         return True
     return bool(_HEAD_JOB_ID.match(line)) and line.count("|") >= 3 and bool(_HEAD_EVIDENCE.search(line))
-
-
-# ------------------------------------------------------------------------------------------ settings
-
-
-def saved_fields(ctx: LoadContext) -> tuple[str, ...] | None:
-    """The sacct field list saved by an earlier headerless load, if any."""
-    con = ctx.store.con
-    con.sql(SETTINGS_DDL)
-    rows = con.sql(
-        f"select value from {SETTINGS_TABLE} where key = $k", params={"k": SETTING_FIELDS}
-    ).fetchall()
-    return tuple(rows[0][0].split(",")) if rows else None
-
-
-def save_fields(ctx: LoadContext, fields: tuple[str, ...]) -> None:
-    """Remember `--sacct-fields` for later headerless files (inside this file's transaction)."""
-    ctx.store.con.sql(SETTINGS_DDL)
-    ctx.store.con.sql(
-        f"insert or replace into {SETTINGS_TABLE} values ($k, $v, $by, $at)",
-        params={"k": SETTING_FIELDS, "v": ",".join(fields), "by": str(ctx.path), "at": datetime.now(UTC)},
-    )
 
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -249,35 +221,52 @@ def _fail_at(ctx: LoadContext, frame: pl.DataFrame, bad: pl.Series, field: str, 
     """Raise for the first row where `bad` is true, naming its line and the printed value."""
     idx = int(bad.arg_true()[0])
     row = frame.row(idx, named=True)
+    # replace, not str.format: the message may quote text with braces in it
     raise ctx.error(
-        message.format(value=row[f"f:{field}"]), line=row["_source_row"], column=field, expected=expected
+        message.replace("{value!r}", repr(row[f"f:{field}"])),
+        line=row["_source_row"],
+        column=field,
+        expected=expected,
     )
 
 
 def _times(ctx: LoadContext, frame: pl.DataFrame, field: str, zone: str) -> pl.Series:
+    """UTC instants of a time field: an explicit offset wins, a naive time is read in `zone`."""
     raw = frame[f"f:{field}"]
-    parsed = raw.str.strptime(pl.Datetime("us"), _TIME_FORMAT, strict=False)
-    bad = parsed.is_null() & raw.is_not_null() & ~raw.is_in(_NO_TIME)
+    has_offset = raw.str.contains(_OFFSET).fill_null(False)
+    aware = (
+        raw.str.replace(r"Z$", "+0000")
+        .str.strptime(pl.Datetime("us", "UTC"), f"{_TIME_FORMAT}%z", strict=False)
+        .dt.convert_time_zone("UTC")
+    )
+    naive = raw.str.strptime(pl.Datetime("us"), _TIME_FORMAT, strict=False)
+    parsed_ok = pl.select(
+        pl.when(has_offset).then(aware.is_not_null()).otherwise(naive.is_not_null())
+    ).to_series()
+    bad = ~parsed_ok & raw.is_not_null() & ~raw.is_in(_NO_TIME)
     if bad.any():
         _fail_at(
-            ctx, frame, bad, field, "{value!r} is not a sacct time", "YYYY-MM-DDTHH:MM:SS, Unknown or None"
-        )
-    local = parsed.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null")
-    gap = local.is_null() & parsed.is_not_null()
+            ctx, frame, bad, field, "{value!r} is not a sacct time",
+            "YYYY-MM-DDTHH:MM:SS with an optional UTC offset (+0100, +01:00, Z), Unknown or None",
+        )  # fmt: skip
+    local = naive.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null")
+    gap = local.is_null() & naive.is_not_null() & ~has_offset
     if gap.any():
         _fail_at(
             ctx, frame, gap, field, f"{{value!r}} does not exist in time zone {zone} (a DST gap)",
             "a wall time that exists in --timezone; is the time zone right?",
         )  # fmt: skip
-    return local.dt.convert_time_zone("UTC")
+    return pl.select(pl.when(has_offset).then(aware).otherwise(local.dt.convert_time_zone("UTC"))).to_series()
 
 
 def _ints(ctx: LoadContext, frame: pl.DataFrame, field: str) -> pl.Series:
+    """A count, id or number of seconds: a whole number from 0 up."""
     raw = frame[f"f:{field}"]
     out = raw.cast(pl.Int64, strict=False)
-    bad = out.is_null() & raw.is_not_null()
+    digits = raw.str.contains(r"^[0-9]+$")
+    bad = (~digits | out.is_null() | (out > _MAX_COUNT)).fill_null(True) & raw.is_not_null()
     if bad.any():
-        _fail_at(ctx, frame, bad, field, "{value!r} is not a whole number", "an integer")
+        _fail_at(ctx, frame, bad, field, "{value!r} is not a whole number", "a whole number from 0 up")
     return out
 
 
@@ -301,7 +290,10 @@ def _durations(ctx: LoadContext, frame: pl.DataFrame, field: str) -> pl.Series:
 
 
 def parse_tres_gpus(tres: str | None) -> tuple[int | None, str | None]:
-    """(GPU count, GPU type names) of a TRES string; `gres/gpu=N` is the total when present."""
+    """(GPU count, GPU type names) of a TRES string; `gres/gpu=N` is the total when present.
+
+    Raises ValueError when a GPU entry's value is not a count (TRES counts are whole numbers).
+    """
     if tres is None:
         return None, None
     total: int | None = None
@@ -309,11 +301,15 @@ def parse_tres_gpus(tres: str | None) -> tuple[int | None, str | None]:
     types: list[str] = []
     for item in tres.split(","):
         key, _, value = item.partition("=")
+        if key != "gres/gpu" and not key.startswith("gres/gpu:"):
+            continue
+        if not (value.isascii() and value.isdigit()) or int(value) > _MAX_COUNT:
+            raise ValueError(f"{key}={value} is not a GPU count")
         if key == "gres/gpu":
-            total = int(value) if value.isdigit() else total
-        elif key.startswith("gres/gpu:"):
+            total = int(value)
+        else:
             types.append(key.removeprefix("gres/gpu:"))
-            typed_sum += int(value) if value.isdigit() else 0
+            typed_sum += int(value)
     if total is None:
         total = typed_sum
     return total, ",".join(dict.fromkeys(types)) or None
@@ -326,43 +322,18 @@ def _split_lines(ctx: LoadContext) -> tuple[list[str] | None, pl.DataFrame]:
     lines = text.split("\n")
     header = header_fields(lines[0].rstrip("\r")) if lines else None
     frame = pl.DataFrame({"line": lines}).with_row_index("_source_row", offset=1)
-    frame = frame.with_columns(pl.col("line").str.strip_suffix("\r")).filter(pl.col("line") != "")
+    frame = frame.with_columns(pl.col("line").str.strip_suffix("\r"))
+    frame = frame.filter(pl.col("line").str.strip_chars() != "")
     if header is not None:
         # a concatenation of several sacct runs repeats the header: drop every copy of it
         frame = frame.filter(pl.col("line") != lines[0].rstrip("\r"))
     return header, frame
 
 
-def _field_list(ctx: LoadContext, header: list[str] | None) -> list[str]:
-    if header is not None:
-        return header
-    given = ctx.options.sacct_fields
-    if given:
-        fields = [f.strip() for f in given if f.strip()]
-        bad = [f for f in fields if not _FIELD_NAME.match(f)]
-        if bad or not any(f.lower() == "jobid" for f in fields):
-            raise ctx.error(
-                f"--sacct-fields {','.join(given)!r} is not a sacct field list",
-                expected="comma-separated sacct field names including JobID, in the order of --format",
-            )
-        save_fields(ctx, tuple(fields))
-        return fields
-    saved = saved_fields(ctx)
-    if saved:
-        return list(saved)
-    raise ctx.error(
-        "headerless sacct output and no field list: pass --sacct-fields with the --format list sacct "
-        "was run with (e.g. --sacct-fields JobID,JobIDRaw,User,Account,State,Start,End,...,JobName); "
-        "it is then saved as the default for later headerless files",
-        line=1,
-        expected="a header row, --sacct-fields, or a saved default",
-    )
-
-
 def load(ctx: LoadContext) -> None:
     zone = _zone(ctx)
     header, lines = _split_lines(ctx)
-    fields = _field_list(ctx, header)
+    fields = field_list(ctx, header, lines["line"].head(SAMPLE_LINES).to_list())
     lower = [f.lower() for f in fields]
     if len(set(lower)) != len(lower):
         raise ctx.error(f"the field list names a field twice: {','.join(fields)}", expected="distinct fields")
@@ -389,10 +360,13 @@ def load(ctx: LoadContext) -> None:
             )
     split = lines["line"].str.splitn("|", n).struct.rename_fields([f"f:{f}" for f in lower]).struct.unnest()
     frame = pl.concat([lines.select("_source_row"), split], how="horizontal").with_columns(
-        pl.col(f"f:{f}").replace("", None) for f in lower if f != "jobname"
+        pl.col(f"f:{f}").str.strip_chars().replace("", None) for f in lower if f not in VERBATIM
     )
-    if "jobid" not in lower:
-        raise ctx.error("the field list has no JobID", expected="JobID among the fields")
+    id_field = "jobid" if "jobid" in lower else "jobidraw"
+    if id_field not in lower:
+        raise ctx.error(
+            "the field list has no JobID or JobIDRaw", expected="JobID or JobIDRaw among the fields"
+        )
 
     out: dict[str, pl.Series] = {}
     for f in lower:
@@ -403,18 +377,19 @@ def load(ctx: LoadContext) -> None:
         elif f in TIME_FIELDS:
             out[TIME_FIELDS[f]] = _times(ctx, frame, f, zone)
 
-    # job id anatomy
-    ids = frame["f:jobid"].str.extract_groups(_JOB_ID)
+    # job id anatomy (of JobIDRaw when the list has no JobID: each raw id is then its own job)
+    out["job_id"] = frame[f"f:{id_field}"]
+    ids = frame[f"f:{id_field}"].str.extract_groups(_JOB_ID)
     bad = ids.struct.field("1").is_null()
     if bad.any():
-        _fail_at(ctx, frame, bad, "jobid", "{value!r} is not a Slurm job id",
+        _fail_at(ctx, frame, bad, id_field, "{value!r} is not a Slurm job id",
                  "123, 123_4, 123_[1-3], 123+0, optionally .batch/.extern/.N")  # fmt: skip
     out["base_job_id"] = ids.struct.field("1")
     out["array_task_id"] = ids.struct.field("2")
     out["is_pending_array"] = ids.struct.field("2").str.starts_with("[").fill_null(False)
     out["het_offset"] = ids.struct.field("3").cast(pl.Int32)
     out["step_id"] = ids.struct.field("4")
-    out["allocation_job_id"] = frame["f:jobid"].str.replace(r"\.[^.]+$", "")
+    out["allocation_job_id"] = frame[f"f:{id_field}"].str.replace(r"\.[^.]+$", "")
 
     # state
     if "state" in lower:
@@ -428,13 +403,20 @@ def load(ctx: LoadContext) -> None:
         out["state"] = word
         out["state_raw"] = raw
         out["state_known"] = word.is_in(list(KNOWN_STATES))
-        out["cancelled_by_uid"] = raw.str.extract(r"^CANCELLED by (\d+)$").cast(pl.Int64)
+        out["cancelled_by_uid"] = raw.str.extract(r"^CANCELLED by ([0-9]+)$").cast(pl.Int64)
 
     if "exitcode" in lower:
-        code = frame["f:exitcode"].str.extract_groups(r"^(\d+):(\d+)$")
+        code = frame["f:exitcode"].str.extract_groups(r"^([0-9]{1,3}):([0-9]{1,3})$")
         bad = code.struct.field("1").is_null() & frame["f:exitcode"].is_not_null()
         if bad.any():
-            _fail_at(ctx, frame, bad, "exitcode", "{value!r} is not an exit code", "STATUS:SIGNAL, e.g. 0:0")
+            _fail_at(
+                ctx,
+                frame,
+                bad,
+                "exitcode",
+                "{value!r} is not an exit code",
+                "STATUS:SIGNAL, e.g. 0:0 or 1:15",
+            )
         out["exit_status"] = code.struct.field("1").cast(pl.Int32)
         out["exit_signal"] = code.struct.field("2").cast(pl.Int32)
 
@@ -457,7 +439,7 @@ def load(ctx: LoadContext) -> None:
         ("reqtres", "req_gpus", None),
     ):
         if field in lower:
-            parsed = {t: parse_tres_gpus(t) for t in frame[f"f:{field}"].unique().to_list()}
+            parsed = _parse_tres_column(ctx, frame, field)
             col = frame[f"f:{field}"]
             out[count_col] = col.replace_strict(
                 list(parsed), [v[0] for v in parsed.values()], return_dtype=pl.Int64
@@ -502,6 +484,22 @@ def load(ctx: LoadContext) -> None:
     )
     rel = ctx.store.con.sql(f"select * exclude (extra), {extra_sql} as extra from typed")
     ctx.land(TABLE, rel)
+
+
+def _parse_tres_column(
+    ctx: LoadContext, frame: pl.DataFrame, field: str
+) -> dict[str | None, tuple[int | None, str | None]]:
+    """Each distinct TRES string of a field parsed once; the first bad one rejects the file at its line."""
+    parsed: dict[str | None, tuple[int | None, str | None]] = {}
+    for tres in frame[f"f:{field}"].unique().to_list():
+        try:
+            parsed[tres] = parse_tres_gpus(tres)
+        except ValueError as exc:
+            bad = frame[f"f:{field}"] == tres
+            _fail_at(
+                ctx, frame, bad, field, f"{{value!r}}: {exc}", "TRES such as cpu=8,gres/gpu:a100=2,gres/gpu=2"
+            )
+    return parsed
 
 
 def _bad_hostlist(expr: str | None) -> bool:

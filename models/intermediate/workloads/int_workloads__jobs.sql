@@ -210,7 +210,7 @@ slurm_jobs as (
         end as heuristic_workload_class,
         slurm.partition as environment_hint,
         'owned' as capacity_type,
-        coalesce(host_gpu_models.gpu_model, gres_models.gpu_model) as gpu_model,
+        coalesce(host_gpu_models.gpu_model, slurm.gres_gpu_model) as gpu_model,
         cast(null as varchar) as mig_profile,
         slurm.state,
         slurm.end_reason,
@@ -225,17 +225,6 @@ slurm_jobs as (
     from slurm
     left join host_gpu_models
         on {{ first_item('slurm.hostnames') }} = host_gpu_models.hostname
-    left join (
-        select
-            slurm_types.gpu_type,
-            min(gpu_models.gpu_model) as gpu_model
-        from (select distinct gpu_type from slurm where gpu_type is not null) as slurm_types
-        inner join gpu_models
-            on lower(gpu_models.gpu_model) like {{ dbt.split_part('lower(slurm_types.gpu_type)', "'_'", 1) }} || '-%'
-        group by 1
-        having count(*) = 1
-    ) as gres_models
-        on slurm.gpu_type = gres_models.gpu_type
 ),
 
 generic_jobs as (

@@ -5,9 +5,15 @@
     most advanced state winning (ended over running over pending); a pending row is dropped once the
     same submission shows up started. Attempts of one job id (`--duplicates` after a requeue) are
     numbered by start time; every attempt but the last ended 'interrupted'.
+    gres_gpu_model: the catalogue model a typed GRES (`gres/gpu:a100=16`) names, for jobs on nodes no
+    telemetry describes (rule in _int_workloads__models.yml).
 #}
 with sacct as (
     select * from {{ ref('stg_slurm__sacct') }}
+),
+
+gpu_models as (
+    select * from {{ ref('gpu_models') }}
 ),
 
 steps as (
@@ -79,6 +85,69 @@ without_superseded_pending as (
     )
 ),
 
+-- GRES type names as admins write them in gres.conf (a100, a100_80, h100) or as AutoDetect=nvml
+-- derives them from the device name (nvidia_a100-sxm4-80gb), a MIG slice's profile suffix removed
+gres_types as (
+    select
+        gpu_type,
+        {{ regexp_group(
+            "replace(replace(lower(gpu_type), '_', '-'), ' ', '-')",
+            '^(?:nvidia-|tesla-)?(.+?)(?:-[0-9]+g[.][0-9]+gb)?$'
+        ) }} as type_key
+    from (select distinct gpu_type from allocations where gpu_type is not null) as distinct_types
+    where gpu_type not like '%,%'
+),
+
+gres_hints as (
+    select
+        gpu_type,
+        type_key,
+        {{ regexp_group('type_key', '^([a-z]+[0-9]+[a-z]*)') }} as family,
+        {{ regexp_int('type_key', '-([0-9]+)(?:gb?)?(?:-|$)') }} as memory_gb_hint,
+        case when type_key like '%pcie%' then 'pcie' when type_key like '%sxm%' then 'sxm' end as form_hint
+    from gres_types
+),
+
+catalogue_keys as (
+    select
+        gpu_model,
+        memory_gb,
+        lower(gpu_model) as model_key,
+        {{ regexp_group("replace(lower(dcgm_model_name), ' ', '-')", '^(?:nvidia-|tesla-)?(.+)$') }} as device_key,
+        {{ regexp_group('lower(gpu_model)', '^([a-z]+[0-9]+[a-z]*)') }} as family
+    from gpu_models
+),
+
+-- the catalogue model a GRES type names: its exact model or device name, else the one model of its
+-- family that fits the memory and form factor the name gives; a bare family name (a100) is the
+-- family's smallest-memory, non-PCIe model, the variant sites leave unsuffixed (a100 vs a100_80)
+gres_models as (
+    select gpu_type, gpu_model
+    from (
+        select
+            gres_hints.gpu_type,
+            catalogue_keys.gpu_model,
+            row_number() over (
+                partition by gres_hints.gpu_type
+                order by
+                    case when gres_hints.type_key in (catalogue_keys.model_key, catalogue_keys.device_key)
+                        then 0 else 1 end,
+                    catalogue_keys.memory_gb asc,
+                    case when catalogue_keys.model_key like '%pcie%' then 1 else 0 end,
+                    catalogue_keys.gpu_model
+            ) as model_rank
+        from gres_hints
+        inner join catalogue_keys
+            on gres_hints.type_key in (catalogue_keys.model_key, catalogue_keys.device_key)
+            or (
+                gres_hints.family = catalogue_keys.family
+                and (gres_hints.memory_gb_hint is null or gres_hints.memory_gb_hint = catalogue_keys.memory_gb)
+                and (gres_hints.form_hint is null or catalogue_keys.model_key like '%' || gres_hints.form_hint || '%')
+            )
+    ) as ranked
+    where model_rank = 1
+),
+
 numbered as (
     select
         *,
@@ -136,6 +205,7 @@ final as (
         cast(coalesce(nullif(numbered.alloc_gpu_count, 0), numbered.req_gpu_count, 0) as integer)
             as gpus_allocated,
         numbered.gpu_type,
+        gres_models.gpu_model as gres_gpu_model,
         cast(numbered.node_count as integer) as node_count,
         coalesce(numbered.node_names, {{ empty_string_list() }}) as hostnames,
         -- timestamps
@@ -146,6 +216,8 @@ final as (
     left join steps
         on numbered.cluster_name = steps.cluster
         and numbered.expanded_job_id = steps.allocation_job_id
+    left join gres_models
+        on numbered.gpu_type = gres_models.gpu_type
 )
 
 select * from final
