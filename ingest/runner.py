@@ -235,7 +235,7 @@ def ingest_file(source: Source, store: RawStore, forced: Format | None, options:
         fmt = fmt or registry.detect(sniff)
         observed = fmt.observed_at(path, options) if fmt.observed_at else None
     except Exception as exc:
-        return _reject(store, source, _as_error(source, exc), size=size, digest=digest, fmt=fmt)
+        return _reject(store, source, _as_error(source, exc, fmt), size=size, digest=digest, fmt=fmt)
     if store.settled(digest, observed):
         return Outcome(source.path, "unchanged", fmt.name)
     record = dict(
@@ -289,14 +289,17 @@ def ingest_file(source: Source, store: RawStore, forced: Format | None, options:
         )
     except Exception as exc:
         con.rollback()
-        return _reject(store, source, _as_error(source, exc), size=size, digest=digest, fmt=fmt)
+        return _reject(store, source, _as_error(source, exc, fmt), size=size, digest=digest, fmt=fmt)
 
 
-def _as_error(source: Source, exc: Exception) -> IngestError:
-    """The exception as an IngestError naming the file as the user named it (not a stream's copy)."""
+def _as_error(source: Source, exc: Exception, fmt: Format | None = None) -> IngestError:
+    """The exception as an IngestError naming the file as the user named it (not a stream's copy), and
+    saying what was expected: the format's own description where the error did not say."""
     if isinstance(exc, IngestError):
         if source.stream:
             exc.path = str(source.path)
+        if exc.expected is None and fmt is not None:
+            exc.expected = fmt.description
         return exc
     if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
         return IngestError(source.path, f"{CORRUPT_GZIP}: {exc}", expected="a complete gzip stream")

@@ -105,6 +105,8 @@ _MAGIC = (
     (b"\xff\xfe", "UTF-16 text"),
     (b"\xfe\xff", "UTF-16 text"),
 )
+# a Prometheus series key: `name{label="` or `{__name__="` (a tsdb dump, an exposition line)
+_SERIES = re.compile(r'^\s*[a-zA-Z_:]?[a-zA-Z0-9_:]*\{\s*[a-zA-Z_][a-zA-Z0-9_]*\s*=\s*"')
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 
 
@@ -179,10 +181,12 @@ def describe(sniff: Sniff, redetect: Callable[[Sniff], str | None]) -> str:
         return "an HTML page" + (f" titled {_clip(title.group(1).strip())}" if title else "")
     if stripped.startswith("<?xml"):
         return "an XML document"
+    first = text.split("\n", 1)[0].rstrip("\r")
+    if _SERIES.match(first):
+        return f"Prometheus text whose first sample line {_clip(first)} fits none of its shapes"
     described = _describe_json(text, complete)
     if described:
         return described
-    first = text.split("\n", 1)[0].rstrip("\r")
     counts = {d: first.count(d) for d in DELIMITERS}
     found = max(counts, key=lambda d: counts[d])
     if counts[found] >= 2:

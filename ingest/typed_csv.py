@@ -13,6 +13,7 @@ the header is line 1.
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -86,11 +87,22 @@ def read_typed_csv(ctx: LoadContext, columns: list[Column], *, timezone: str = "
             line=data.count(b"\n", 0, exc.start) + 1,
             expected="UTF-8 (save the file as UTF-8)",
         ) from None
+    nul = data.find(b"\x00")
+    if nul >= 0:  # text with zero bytes: a damaged copy, or a log preallocated before a crash
+        raise ctx.error(
+            "a NUL byte: binary data in a text file", line=data.count(b"\n", 0, nul) + 1, expected="CSV text"
+        )
     try:
         frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except Exception as exc:  # Polars names the malformed row; we name the file
         raise ctx.error(f"not a readable CSV: {exc}", expected="RFC 4180 CSV with a header row") from exc
     frame = frame.rename({c: c.strip().lstrip("\ufeff") for c in frame.columns})
+    twice = [c for c in frame.columns if re.fullmatch(r".+_duplicated_\d+", c)]  # Polars' renaming
+    if twice:
+        name = twice[0].rsplit("_duplicated_", 1)[0]
+        raise ctx.error(
+            "the header names this column twice", line=1, column=name, expected="each column once"
+        )
     known = {c.name: c for c in columns}
     unknown = [c for c in frame.columns if c not in known]
     if unknown:
