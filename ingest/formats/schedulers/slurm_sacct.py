@@ -513,7 +513,10 @@ def _bad_hostlist(expr: str | None) -> bool:
 FORMAT = Format(
     name="slurm_sacct",
     group="scheduler",
-    description="Slurm sacct --parsable2 output, with a header row or with --sacct-fields",
+    description=(
+        "Slurm sacct --parsable2 output: with a header row, --sacct-fields, or the headerless lists of "
+        "Open XDMoD and Sonar"
+    ),
     detect=detect,
     load=load,
 )
