@@ -22,8 +22,10 @@ sacct said is lost. Quirks handled:
   `Unknown`, `None` and blank are null. An ambiguous wall time in the autumn DST fold is taken as
   its first occurrence; a time inside the spring DST gap cannot be printed by sacct, so it is
   rejected (the time zone given is likely wrong);
-- blank or whitespace-only fields are null (JobName is kept as printed); numbers are whole and
-  not negative (uids, counts, seconds, priorities), else the file is rejected naming line and field;
+- blank or whitespace-only fields are null, others are stripped (JobName and Comment are kept as
+  printed); numbers are whole, ASCII and not negative (uids, counts, seconds, priorities), exit
+  codes `STATUS:SIGNAL` of up to 3 digits each, durations of up to 6 digits a part, else the file
+  is rejected with one line naming line, field and what was expected;
 - `CANCELLED by 1001` -> state `CANCELLED`, `cancelled_by_uid` 1001, `state_raw` as printed;
 - job ids: `123_4` (array task: base 123, task `4`), `123_[1-3]` (pending array: task `[1-3]`,
   `is_pending_array`), `123+0` (heterogeneous component), `.batch` / `.extern` / `.interactive` /
@@ -31,7 +33,8 @@ sacct said is lost. Quirks handled:
   their allocation;
 - `AllocTRES`: `gres/gpu=N` is the total; typed entries (`gres/gpu:a100=1`) are never added to it.
   Only when no untyped entry exists (old Slurm) are the typed entries summed. `gpu_type` is the type
-  name(s) of the typed entries (`a100`, `a100_3g.20gb` for a MIG slice);
+  name(s) of the typed entries (`a100`, `a100_3g.20gb` for a MIG slice); a GPU entry whose value is
+  not a count (`gres/gpu=`, `gres/gpu=-1`) rejects the file, other entries are not read;
 - `NodeList` is kept raw and expanded into `nodes` (VARCHAR[]); `None assigned` gives [];
 - states: every Slurm base state (plus `CANCELLED by N`) is known. A value shaped like a state word
   but unknown to this release (a newer Slurm's `LAUNCH_FAILED`, or xdmod's test values FOO/BAR)
