@@ -246,3 +246,39 @@ def test_focus_export_of_real_samples(samples: Path, tmp_path_factory):
     out = tmp_path_factory.mktemp("samples_export") / "focus.csv"
     assert export_focus(home.warehouse, out) > 0
     assert focus_violations(out) == []
+
+
+def test_focus_mart_books_unused_commitments_as_focus_does(warehouse: Path):
+    """fct_billing_focus keeps every source's billed and amortised totals; an AWS commitment fee's unused
+    amortised cost moves from the Purchase row (EffectiveCost 0) onto an Unused usage row (BilledCost 0)."""
+    totals = """
+        select x_Source, sum(BilledCost), sum(EffectiveCost)
+        from {} group by x_Source order by x_Source
+    """
+    source = _read(warehouse, totals.format("intermediate.int_billing__focus_lines"))
+    mart = _read(warehouse, totals.format("marts.fct_billing_focus"))
+    assert [s for s, _, _ in mart] == [s for s, _, _ in source]
+    for (name, billed, effective), (_, mart_billed, mart_effective) in zip(source, mart, strict=True):
+        assert float(mart_billed) == pytest.approx(float(billed), abs=0.01), name
+        assert float(mart_effective) == pytest.approx(float(effective), abs=0.01), name
+    fees = "x_ChargeType in ('RIFee', 'SavingsPlanRecurringFee')"
+    unused_fees = _read(
+        warehouse,
+        f"select count(*), sum(EffectiveCost) from intermediate.int_billing__focus_lines "
+        f"where {fees} and EffectiveCost <> 0",
+    )[0]
+    purchases = _read(
+        warehouse,
+        f"select count(*), sum(abs(EffectiveCost)) from marts.fct_billing_focus "
+        f"where ChargeCategory = 'Purchase' and {fees}",
+    )[0]
+    unused_rows = _read(
+        warehouse,
+        f"select count(*), sum(EffectiveCost), sum(abs(BilledCost)) from marts.fct_billing_focus "
+        f"where ChargeCategory = 'Usage' and CommitmentDiscountStatus = 'Unused' and {fees}",
+    )[0]
+    assert unused_fees[0] > 0, "the simulated fleet has AWS commitments with unused hours"
+    assert purchases[0] > 0 and float(purchases[1]) == 0
+    assert unused_rows[0] == unused_fees[0]
+    assert float(unused_rows[1]) == pytest.approx(float(unused_fees[1]), abs=0.01)
+    assert float(unused_rows[2]) == 0
