@@ -50,9 +50,39 @@ def read_bytes(path: Path) -> bytes:
         return f.read()
 
 
+class _Text(io.TextIOWrapper):
+    """Text whose undecodable bytes or broken gzip stream are an IngestError naming the file, not a
+    UnicodeDecodeError or EOFError from deep inside a format. (Text is decoded ahead in chunks, so the
+    line that holds the bad byte is not known here.)"""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(open_binary(path), encoding="utf-8-sig", newline="")
+        self.path = path
+
+    def _error(self, exc: Exception) -> IngestError:
+        if isinstance(exc, UnicodeDecodeError):
+            byte = exc.object[exc.start : exc.start + 1].hex()
+            return IngestError(
+                self.path, f"not UTF-8 text: byte 0x{byte} cannot be decoded", expected="UTF-8"
+            )
+        return IngestError(self.path, f"{CORRUPT_GZIP}: {exc}", expected="a complete gzip stream")
+
+    def __next__(self) -> str:
+        try:
+            return super().__next__()
+        except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            raise self._error(exc) from exc
+
+    def read(self, size: int | None = -1) -> str:
+        try:
+            return super().read(size)
+        except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
+            raise self._error(exc) from exc
+
+
 def open_text(path: Path) -> io.TextIOWrapper:
     """The file as text: UTF-8 with an optional byte-order mark, gunzipped transparently."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
+    return _Text(path)
 
 
 @dataclass

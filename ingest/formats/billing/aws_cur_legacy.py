@@ -45,6 +45,15 @@ def detect(s: Sniff) -> bool:
     )
 
 
+# what landing needs besides the detected columns: finish() scopes a delivery by payer and period
+_NEEDED = {
+    "line_item_line_item_type": "lineItem/LineItemType",
+    "line_item_usage_start_date": "lineItem/UsageStartDate",
+    "bill_payer_account_id": "bill/PayerAccountId",
+    "bill_billing_period_start_date": "bill/BillingPeriodStartDate",
+}
+
+
 def load(ctx: LoadContext) -> None:
     header = common.read_csv(ctx)
     cols: list[Col] = []
@@ -65,6 +74,14 @@ def load(ctx: LoadContext) -> None:
             )
         seen[out] = name
         cols.append(Col(out, f"c{i}", cur_kind(out), required=out in REQUIRED, label=name))
+    missing = [legacy for out, legacy in _NEEDED.items() if out not in seen]
+    if missing:
+        raise ctx.error(
+            f"required column {missing[0]!r} is missing",
+            line=1,
+            column=missing[0],
+            expected="a legacy CUR header with " + ", ".join(_NEEDED.values()),
+        )
     extra = []
     for target in _MAP_PREFIXES.values():
         entries = maps.get(target, [])

@@ -125,6 +125,10 @@ def read_csv(ctx: LoadContext) -> list[str]:
         raise ctx.error("no CSV header found", line=1, expected="a comma-separated header row")
     seen: dict[str, int] = {}
     for i, name in enumerate(header):
+        if not name:  # e.g. a trailing comma after the last column name
+            raise ctx.error(
+                f"field {i + 1} of the header is empty", line=1, expected="a name for every column"
+            )
         if name.lower() in seen:
             raise ctx.error(
                 f"the header names this column twice (fields {seen[name.lower()] + 1} and {i + 1})",

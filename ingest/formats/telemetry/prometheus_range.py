@@ -37,7 +37,10 @@ def load(ctx: LoadContext) -> None:
         )
     except Exception as exc:  # DuckDB names the JSON problem; we name the file
         raise ctx.error(f"not a readable Prometheus query_range answer: {exc}", expected="JSON") from exc
-    status, result_type = con.sql("select status, data.resultType from _doc").fetchall()[0]
+    answer = con.sql("select status, data.resultType from _doc").fetchall()
+    if not answer:
+        raise ctx.error("holds no JSON document", expected="a Prometheus query_range answer")
+    status, result_type = answer[0]
     if status != "success":
         raise ctx.error(f"Prometheus answered status {status!r}", column="status", expected="success")
     if result_type != "matrix":
