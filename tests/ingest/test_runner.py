@@ -57,9 +57,9 @@ def test_landed_utilisation_equals_the_simulators_ground_truth(sim: Path, tmp_pa
         labelled = store.con.sql("select count(*) from raw.dcgm_series where hpc_job is not null").fetchall()[
             0
         ][0]
-    truth = pl.read_csv(sim / "ground_truth" / "gpu_hours.csv").filter(
-        pl.col("instance_id").str.starts_with("DC1-")
-    )
+    truth = pl.read_csv(
+        sim / "ground_truth" / "gpu_hours.csv", schema_overrides={"account_id": pl.String}
+    ).filter(pl.col("instance_id").str.starts_with("DC1-"))
     assert busy == pytest.approx(truth["busy_gpu_hours"].sum(), rel=1e-9)
     assert labelled > 0, "Slurm job ids arrive as the hpc_job label"
 
