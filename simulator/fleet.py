@@ -20,7 +20,7 @@ class Pool:
     region: str
     zones: tuple[str, ...]
     cluster: str
-    scheduler: str  # kubernetes | slurm
+    scheduler: str  # kubernetes | slurm | none (a standalone VM)
     instance_type: str
     role: str  # the behaviour: see simulator.workloads.ROLES
     gpu_share: float  # share of the requested fleet size
@@ -188,6 +188,25 @@ POOLS: tuple[Pool, ...] = (
         None,
         None,
         None,
+        monitored=False,
+    ),
+    Pool(
+        # an accelerator type newer than the catalogue (simulator.catalogue.UNCATALOGUED), billed as a
+        # standalone VM no scheduler knows and nobody monitors: the warehouse must flag it and keep its cost
+        "g9x-unlisted",
+        AWS_RESEARCH,
+        "us-east-1",
+        USE1,
+        "",
+        "none",
+        "g9x.2xlarge",
+        "forgotten",
+        0.01,
+        0,
+        "on_demand",
+        "vision",
+        "image-seg",
+        "development",
         monitored=False,
     ),
     Pool(

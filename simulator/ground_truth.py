@@ -27,6 +27,10 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
 - GPU-hour cost: a cloud instance-hour's amortised (effective) cost divided by its GPU count; an
   on-prem GPU-hour is (depreciation + facility + staff) / GPU count plus that GPU's own power cost
   (its DCGM energy in the hour x PUE x electricity price).
+- GPU identity (CONTRACT §2, §5): an instance of a type the seed catalogue lacks
+  (simulator.catalogue.UNCATALOGUED, billed without telemetry) is `is_unknown_accelerator`: the
+  warehouse cannot know its GPUs, so it keeps the instance's whole cost on one unmonitored GPU of
+  unknown model (`<instance_id>:0`); the simulated ones hold one GPU, so the GPU-hours match.
 - Attribution (CONTRACT §5): within a GPU-hour, a consumer's cost is the GPU-hour's cost x share x
   allocated seconds / seconds the instance ran in that hour; share is 1 for a whole GPU and g/7 for
   a MIG slice. Whatever is left of the GPU-hour is idle. `gpu_seconds` = allocated seconds x share.
@@ -109,7 +113,15 @@ def write(
 def gpu_hour_costs(fleet: Fleet, gpu_hours: pl.DataFrame) -> pl.DataFrame:
     """One row per GPU × hour the instance ran, with its cost and its measured usage."""
     inst = fleet.instances.select(
-        "instance_id", "gpu_count", "provider", "account_id", "tag_team", "tag_project", "is_monitored"
+        "instance_id",
+        "gpu_count",
+        "provider",
+        "account_id",
+        "tag_team",
+        "tag_project",
+        "is_monitored",
+        # a type the seed catalogue lacks (simulator.catalogue.UNCATALOGUED): the warehouse can only flag it
+        pl.col("instance_type").is_in(list(catalogue.UNCATALOGUED)).alias("is_unknown_accelerator"),
     )
     hours = fleet.instance_hours.join(inst, on="instance_id")
     per_gpu = fleet.gpus.select("gpu_uuid", "instance_id").join(hours, on="instance_id")
@@ -157,6 +169,7 @@ def gpu_hour_costs(fleet: Fleet, gpu_hours: pl.DataFrame) -> pl.DataFrame:
         "max_fb_used_mib",
         pl.col("gpu_energy_kwh").fill_null(0.0).alias("energy_kwh"),
         pl.col("is_monitored"),
+        pl.col("is_unknown_accelerator"),
         pl.col("tag_team").fill_null(UNALLOCATED).alias("team"),
         pl.col("tag_project").fill_null(UNALLOCATED).alias("project"),
     ).sort("gpu_uuid", "hour_start")
@@ -697,7 +710,7 @@ def _rightsizing_stories(
     fleet: Fleet, slices: pl.DataFrame, instances: pl.DataFrame, owners: dict
 ) -> list[dict]:
     """A100 VMs holding a model an L4-class GPU serves: the cheapest fitting single-GPU type instead."""
-    types = catalogue.instance_types()
+    types = catalogue.catalogued_instance_types()  # the warehouse suggests only types it knows
     memory = {model: row["memory_gb"] for model, row in catalogue.gpu_models().items()}
     billed = _on_demand_gpu_rates(fleet)
     targets = [

@@ -1,8 +1,10 @@
 """Data health: what was loaded per source and what was rejected, how far each source's data reaches,
-what validation found, and whether every billed GPU dollar reconciles.
+what validation found, which billed accelerators nobody identifies, and whether every billed GPU
+dollar reconciles.
 
 Everything comes from the published warehouse (marts fct_data_loads, fct_data_freshness,
-fct_validation_results, fct_cost_reconciliation): the app never opens the landed store.
+fct_validation_results, fct_unknown_accelerators, fct_cost_reconciliation): the app never opens the
+landed store.
 """
 
 from __future__ import annotations
@@ -315,6 +317,36 @@ def _reconciliation() -> None:
     st.dataframe(rec, hide_index=True, column_config=money)
 
 
+def _gpu_identity() -> None:
+    st.subheader("GPU identity: accelerators neither their bill nor the catalogue identifies")
+    gaps = data.query(
+        """select provider, instance_type, gpu_model, gap, instances, gpus, gpu_hours, effective_cost, action
+           from marts.fct_unknown_accelerators order by effective_cost desc, provider, instance_type"""
+    )
+    if gaps.empty:
+        st.success("Every billed GPU is identified by its bill, the catalogue, its node or its telemetry.")
+        return
+    st.info(
+        f"{len(gaps):,} instance type{'s look' if len(gaps) != 1 else ' looks'} like accelerators "
+        "but unknown: their cost is kept in the GPU-hours as unmonitored, unknown-model GPUs. "
+        "Add the row each action names to the seed and build again.",
+        icon=":material/help:",
+    )
+    st.dataframe(
+        gaps,
+        hide_index=True,
+        column_config={
+            "gap": st.column_config.TextColumn("What is unknown"),
+            "gpus": st.column_config.NumberColumn(
+                "GPUs", help="One placeholder GPU per instance whose GPU count is unknown"
+            ),
+            "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
+            "effective_cost": st.column_config.NumberColumn("Cost kept (USD)", format="dollar"),
+            "action": st.column_config.TextColumn("To identify it", width="large"),
+        },
+    )
+
+
 st.title("Data health")
 if filters.require_warehouse():
     now = datetime.now(UTC)
@@ -340,4 +372,6 @@ if filters.require_warehouse():
         _freshness(now)
     if filters.require_mart("fct_validation_results", "Validation results"):
         _validation()
+    if filters.require_mart("fct_unknown_accelerators", "GPU identity"):
+        _gpu_identity()
     _reconciliation()

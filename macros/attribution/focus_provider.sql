@@ -9,6 +9,8 @@
         when lower({{ provider_name }}) in ('aws', 'amazon web services') then 'aws'
         when lower({{ provider_name }}) in ('microsoft', 'azure', 'microsoft azure') then 'azure'
         when lower({{ provider_name }}) in ('google cloud', 'gcp', 'google') then 'gcp'
+        when lower({{ provider_name }}) in ('oracle', 'oci', 'oracle cloud infrastructure') then 'oci'
+        when lower({{ provider_name }}) = 'on-premises' then 'onprem'
         else lower({{ provider_name }})
     end
 {%- endmacro %}

@@ -80,7 +80,7 @@ def test_amortised_cur_gpu_cost_matches_ground_truth(sim: Path):
         from read_parquet({files})
         where line_item_line_item_type in ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage')
           and product_instance_type in ('p5.48xlarge', 'p4d.24xlarge', 'p4de.24xlarge', 'g6.xlarge',
-                                        'g5.2xlarge', 'g5.xlarge', 'g5.12xlarge')
+                                        'g5.2xlarge', 'g5.xlarge', 'g5.12xlarge', 'g9x.2xlarge')
     """).fetchall()[0][0]
     rec = truth(sim, "reconciliation.csv").filter(pl.col("provider") == "aws")
     assert amortised == pytest.approx(rec["gpu_cost"].sum(), abs=0.01)

@@ -61,6 +61,8 @@ enriched as (
             when is_azure and azure_vm_name is not null then lower(azure_vm_name)
             when is_aws and ResourceId like 'i-%' then ResourceId
             when is_gcp then {{ last_path_segment('ResourceId') }}
+            when lower(ProviderName) in ('oracle', 'oci') and lower(coalesce(ResourceId, '')) like 'ocid%.instance.%'
+                then ResourceId
         end as instance_id,
         case lower(trim(ConsumedUnit))
             when 'hours' then ConsumedQuantity * 3600

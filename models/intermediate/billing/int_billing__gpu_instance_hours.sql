@@ -41,14 +41,7 @@ shares as (
 
 line_hours as (
     select
-        case ProviderName
-            when 'AWS' then 'aws'
-            when 'Microsoft' then 'azure'
-            when 'Google Cloud' then 'gcp'
-            when 'On-premises' then 'onprem'
-            when 'Oracle' then 'oci'
-            else lower(ProviderName)
-        end as provider,
+        {{ focus_provider('ProviderName', 'x_Source') }} as provider,
         BillingAccountId as billing_account_id,
         SubAccountId as sub_account_id,
         RegionId as region,

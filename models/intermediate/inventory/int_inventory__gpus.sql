@@ -504,6 +504,7 @@ final as (
         gpus.is_mig_enabled,
         gpus.is_monitored,
         gpus.gpu_model is null or gpus.is_count_unknown as is_unknown_accelerator,
+        gpus.is_count_unknown as is_gpu_count_unknown,
         -- timestamps
         gpus.first_seen_at,
         gpus.last_seen_at

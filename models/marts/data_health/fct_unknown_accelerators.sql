@@ -43,12 +43,15 @@ final as (
         max(gpus.dcgm_model_name) as dcgm_model_name,
         case
             when gpus.gpu_model is null and {{ dbt.bool_or('gpus.is_monitored') }} then 'model_not_in_gpu_models'
-            when gpus.gpu_model is null then 'instance_type_unknown'
+            when gpus.gpu_model is null and {{ dbt.bool_or('gpus.is_gpu_count_unknown') }} then 'instance_type_unknown'
+            when gpus.gpu_model is null then 'gpu_model_unknown'
             else 'gpu_count_unknown'
         end as gap,
         case
-            when {{ dbt.bool_or('gpus.is_monitored') }}
+            when gpus.gpu_model is null and {{ dbt.bool_or('gpus.is_monitored') }}
                 then 'add the DCGM model name to seeds/gpu_models.csv (dcgm_model_name)'
+            when gpus.instance_type is null
+                then 'add the GPU name of its SKU to seeds/gpu_model_aliases.csv'
             else 'add the instance type to seeds/gpu_instance_catalogue.csv'
         end as action,
         -- numerics
