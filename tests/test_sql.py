@@ -20,7 +20,10 @@ def home(tmp_path_factory) -> Path:
 
 
 def test_queries_return_rows_in_each_format(home: Path, capsys):
-    query = "select instance_type, gpu_count from reference.gpu_instance_catalogue order by 1 desc limit 1"
+    query = (
+        "select instance_type, gpu_count from reference.gpu_instance_catalogue "
+        "where instance_type = 'p5.48xlarge'"
+    )
     assert main(["sql", "--home", str(home), "--format", "json", query]) == 0
     assert json.loads(capsys.readouterr().out) == [{"instance_type": "p5.48xlarge", "gpu_count": 8}]
     assert main(["sql", "--home", str(home), "--format", "csv", query]) == 0
