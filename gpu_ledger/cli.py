@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gpu_ledger import __version__
 from gpu_ledger.home import DEFAULT_HOME, Home
+from gpu_ledger.lock import HomeBusy, conflict_message, home_lock
 
 
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
@@ -66,10 +67,19 @@ def parser() -> argparse.ArgumentParser:
         "--home",
         help=f"folder holding landed data and the warehouse (default $GPU_LEDGER_HOME or {DEFAULT_HOME})",
     )
+    writer = argparse.ArgumentParser(add_help=False)
+    writer.add_argument(
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="when another gpu-ledger writer holds the home, wait up to SECONDS for it (default: exit 2)",
+    )
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
-        "demo", parents=[common], help="simulate a fleet, ingest, validate and build it, then serve the app"
+        "demo",
+        parents=[common, writer],
+        help="simulate a fleet, ingest, validate and build it, then serve the app",
     )
     _add_simulation_options(demo, gpus=96, days=30, interval=60)
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -88,7 +98,7 @@ def parser() -> argparse.ArgumentParser:
 
     ing = sub.add_parser(
         "ingest",
-        parents=[common],
+        parents=[common, writer],
         help="land billing, telemetry, scheduler, event and business files (format detected by content)",
     )
     ing.add_argument(
@@ -116,17 +126,17 @@ def parser() -> argparse.ArgumentParser:
 
     sub.add_parser(
         "validate",
-        parents=[common],
+        parents=[common, writer],
         help="run the Great Expectations suites over the landed data and build data docs",
     )
 
     sub.add_parser(
-        "status", parents=[common], help="what is loaded per source, how fresh, and what is missing"
+        "status", parents=[common, writer], help="what is loaded per source, how fresh, and what is missing"
     )
 
     b = sub.add_parser(
         "build",
-        parents=[common],
+        parents=[common, writer],
         help="run dbt build (models, seeds, tests) and publish the warehouse atomically if it passed",
     )
     b.add_argument("--full-refresh", action="store_true", help="rebuild incremental models from scratch")
@@ -152,7 +162,7 @@ def parser() -> argparse.ArgumentParser:
     sources = pull.add_subparsers(dest="source", required=True, metavar="SOURCE")
     prom = sources.add_parser(
         "prometheus",
-        parents=[common],
+        parents=[common, writer],
         help="DCGM series from a Prometheus (or Thanos/Mimir) HTTP API, in chunks, resumable",
         description="Credentials come from GPU_LEDGER_PROMETHEUS_TOKEN (bearer), or "
         "GPU_LEDGER_PROMETHEUS_USER and GPU_LEDGER_PROMETHEUS_PASSWORD (basic auth).",
@@ -220,7 +230,7 @@ def _ingest(args: argparse.Namespace, home: Path) -> int:
         host=args.host,
     )
     try:
-        with RawStore(Home(home).raw_db) as store:
+        with home_lock(home, "ingest", wait=args.wait), RawStore(Home(home).raw_db) as store:
             outcomes = ingest(
                 args.paths, store, format_name=args.format_name, options=options, progress=not args.quiet
             )
@@ -249,7 +259,7 @@ def _pull_prometheus(args: argparse.Namespace, home: Path) -> int:
     from ingest.store import RawStore
 
     try:
-        with RawStore(Home(home).raw_db) as store:
+        with home_lock(home, "pull prometheus", wait=args.wait), RawStore(Home(home).raw_db) as store:
             result = pull(
                 store,
                 args.url,
@@ -275,7 +285,7 @@ def _pull_prometheus(args: argparse.Namespace, home: Path) -> int:
 def _build(args: argparse.Namespace, home: Path) -> int:
     from gpu_ledger.build import build
 
-    result = build(Home(home), full_refresh=args.full_refresh)
+    result = build(Home(home), full_refresh=args.full_refresh, wait=args.wait)
     if not result.success:
         print(result.output[-4000:], file=sys.stderr)
         print(
@@ -301,17 +311,17 @@ def _app(args: argparse.Namespace, home: Path) -> int:
 
 
 def _sql(args: argparse.Namespace, home: Path) -> int:
-    import duckdb
     import polars as pl
 
-    from gpu_ledger.warehouse import WarehouseMissing, query
+    from gpu_ledger.user_sql import RejectedQuery, run
+    from gpu_ledger.warehouse import WarehouseMissing
 
     try:
-        frame = query(Home(home).warehouse, args.query)
+        frame, _ = run(Home(home).warehouse, args.query)
     except WarehouseMissing as exc:
         print(f"gpu-ledger sql: {exc}", file=sys.stderr)
         return 2
-    except duckdb.Error as exc:
+    except RejectedQuery as exc:
         print(f"gpu-ledger sql: {exc}", file=sys.stderr)
         return 1
     if args.output_format == "csv":
@@ -336,7 +346,7 @@ def _export_focus(args: argparse.Namespace, home: Path) -> int:
     return 0
 
 
-def _validate(home: Path) -> int:
+def _validate(home: Path, wait: float | None) -> int:
     from ingest.store import RawStore
     from ingest.validate import validate
 
@@ -346,7 +356,7 @@ def _validate(home: Path) -> int:
             f"gpu-ledger validate: nothing landed yet in {home}; run gpu-ledger ingest first", file=sys.stderr
         )
         return 2
-    with RawStore(landed) as store:
+    with home_lock(home, "validate", wait=wait), RawStore(landed) as store:
         results, docs = validate(store, home)
     for r in results:
         verdict = "passed" if r.success else "FAILED " + ", ".join(r.failed)
@@ -364,7 +374,11 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
     args.paths = [simulated]
     args.format_name, args.timezone, args.sacct_fields, args.host = None, "UTC", None, None
     args.full_refresh = False
-    for stage in (lambda: _ingest(args, home), lambda: _validate(home), lambda: _build(args, home)):
+    for stage in (
+        lambda: _ingest(args, home),
+        lambda: _validate(home, args.wait),
+        lambda: _build(args, home),
+    ):
         code = stage()
         if code:
             return code
@@ -373,7 +387,7 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
     return _app(args, home)
 
 
-def _status(home: Path) -> int:
+def _status(home: Path, wait: float | None) -> int:
     from ingest.status import WITHOUT, status
     from ingest.store import RawStore
 
@@ -381,7 +395,8 @@ def _status(home: Path) -> int:
     if not landed.exists():
         print(f"Nothing landed in {home} yet: run gpu-ledger ingest PATH... (or make demo).")
         return 0
-    with RawStore(landed) as store:
+    # the landed store opens read-write, which would stop a running build from attaching it
+    with home_lock(home, "status", wait=wait), RawStore(landed) as store:
         groups = status(store)
     for g in groups:
         if not g.files:
@@ -394,39 +409,7 @@ def _status(home: Path) -> int:
             f"last loaded {g.last_loaded_at:%Y-%m-%d %H:%M} UTC{span}"
         )
     _print_reconciliation(Home(home))
-    _print_unknown_accelerators(Home(home))
     return 0
-
-
-def _print_unknown_accelerators(home: Home) -> None:
-    """GPU identity gaps (marts.fct_unknown_accelerators): billed accelerators that neither their bill
-    nor the catalogue identifies. Their cost is kept; the line says which seed row would name them."""
-    from gpu_ledger.warehouse import WarehouseMissing, query
-
-    try:
-        built = query(
-            home.warehouse,
-            "select 1 from information_schema.tables "
-            "where table_schema = 'marts' and table_name = 'fct_unknown_accelerators'",
-        )
-    except WarehouseMissing:
-        return
-    if built.is_empty():  # a warehouse built before this mart existed
-        return
-    rows = query(
-        home.warehouse,
-        """
-        select provider, coalesce(instance_type, '(no instance type)') as instance_type, gap, instances,
-               effective_cost::double as cost, action
-        from marts.fct_unknown_accelerators order by cost desc, provider, instance_type
-        """,
-    )
-    for r in rows.iter_rows(named=True):
-        print(
-            f"{'gpu model':<11} {r['provider']} {r['instance_type']}: {r['gap'].replace('_', ' ')} on "
-            f"{r['instances']:,} instance{'s' if r['instances'] != 1 else ''}, {r['cost']:,.2f} kept as "
-            f"unmonitored unknown-model GPU cost: {r['action']}"
-        )
 
 
 def _print_reconciliation(home: Home) -> None:
@@ -463,14 +446,24 @@ def main(argv: list[str] | None = None) -> int:
         "simulate": lambda a, h: _simulate(a, a.out or h / "simulated"),
         "ingest": _ingest,
         "pull": _pull_prometheus,
-        "validate": lambda a, h: _validate(h),
+        "validate": lambda a, h: _validate(h, a.wait),
         "build": _build,
         "app": _app,
         "sql": _sql,
         "export": _export_focus,
-        "status": lambda a, h: _status(h),
+        "status": lambda a, h: _status(h, a.wait),
     }
-    return handlers[args.command](args, home)
+    try:
+        return handlers[args.command](args, home)
+    except HomeBusy as exc:
+        print(f"gpu-ledger {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a database file another process has open: one line, not a traceback
+        message = conflict_message(exc, home)
+        if message is None:
+            raise
+        print(f"gpu-ledger {args.command}: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

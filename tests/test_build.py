@@ -1,4 +1,5 @@
-"""gpu-ledger build: dbt build into a working file, published atomically only when it passed."""
+"""gpu-ledger build: dbt build into a private working file, published atomically only when it passed
+and the published file holds every mart."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.build import PROJECT_DIR, build
+from gpu_ledger.build import PROJECT_DIR, PublishRefused, build, built_marts, publish
 from gpu_ledger.home import Home
 
 pytestmark = pytest.mark.slow
@@ -29,10 +30,18 @@ def test_an_empty_home_builds_and_publishes_only_tables(tmp_path: Path):
     assert not any(schema == "staging" for schema, _ in tables), "views on the landed store are not published"
 
 
-def test_a_failing_build_publishes_nothing_and_keeps_the_previous_warehouse(tmp_path: Path):
+def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_state(tmp_path: Path):
     home = Home(tmp_path / "home")
     assert build(home).success
     before = hashlib.sha256(home.warehouse.read_bytes()).hexdigest()
+    state = hashlib.sha256((home.root / "work.duckdb").read_bytes()).hexdigest()
+    # a file that lacks a mart dbt reported building is not published
+    marts = built_marts(home.root / "dbt" / "target")
+    for claimed in (marts | {"fct_never_built"}, set()):
+        with pytest.raises(PublishRefused, match="nothing published"):
+            publish(home.root / "work.duckdb", tmp_path / "staged.duckdb", home.warehouse, claimed)
+    assert hashlib.sha256(home.warehouse.read_bytes()).hexdigest() == before
+    # a failing dbt build publishes nothing either
     broken = tmp_path / "project"
     broken.mkdir()
     for part in ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds"):
@@ -44,7 +53,9 @@ def test_a_failing_build_publishes_nothing_and_keeps_the_previous_warehouse(tmp_
     assert not result.success
     assert "always_fails" in result.output
     assert hashlib.sha256(home.warehouse.read_bytes()).hexdigest() == before
-    assert not (home.root / "work.duckdb").exists(), "the next build starts clean"
+    # the next build starts from the last passing build's state, and nothing of the failed one is left
+    assert hashlib.sha256((home.root / "work.duckdb").read_bytes()).hexdigest() == state
+    assert not list((home.root / "builds").iterdir())
 
 
 def test_a_reader_of_the_published_warehouse_does_not_block_a_build(tmp_path: Path):

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.data import RejectedQuery, check_user_sql
+from app.data import RejectedQuery
 from app.filters import money, number
 from gpu_ledger.app_server import APP
 from gpu_ledger.warehouse import query
@@ -199,9 +199,10 @@ def _run_sql(at: AppTest, sql: str) -> AppTest:
     [
         ("insert into marts.dim_gpus select * from marts.dim_gpus", "read-only"),
         ("attach '/tmp/other.duckdb' as other", "read-only"),
-        ("select * from read_csv('/etc/passwd')", "read_csv"),
-        ("select * from '/etc/passwd'", "Reading files"),
-        ("select 1; drop table marts.dim_gpus", "one statement"),
+        ("select * from read_csv('/etc/passwd')", "disabled here"),
+        ("select * from '/etc/passwd'", "does not exist"),  # no file access: a path names no table
+        ("select 1; drop table marts.dim_gpus", "`DROP` is not allowed"),
+        ("select '--'; copy (select 1) to '/tmp/x.csv'", "`COPY` is not allowed"),
     ],
 )
 def test_the_sql_page_rejects_writes_attach_and_file_reads(home, sql, reason):
@@ -221,24 +222,26 @@ def test_the_sql_page_runs_a_select_and_shows_the_docs(home, warehouse):
 
 
 def test_the_connection_refuses_what_the_check_lets_through(home, warehouse):
-    """The text check is a courtesy: the read-only, locked connection is the guarantee."""
+    """The parser check is the first wall: the shared read-only snapshot is the second."""
     import duckdb
 
     from app.data import run_user_sql
-    from gpu_ledger.warehouse import connect
+    from gpu_ledger.user_sql import check
+    from gpu_ledger.warehouse import snapshot
 
     with pytest.raises(RejectedQuery):
         run_user_sql("select * from read_text('/etc/hostname')")
-    with connect(warehouse) as con:  # what the app runs user SQL on, without the text check
+    with snapshot(warehouse).cursor() as cur:  # what the app runs user SQL on, without the check
         for sql in (
             "select * from read_text('/etc/hostname')",
             "create table marts.x as select 1",
             "attach ':memory:' as other",
             "set enable_external_access = true",
+            f"copy (select 'x' as x) to '{warehouse}' (header false, use_tmp_file false)",
         ):
             with pytest.raises(duckdb.Error):
-                con.sql(sql).fetchall()
-    assert check_user_sql("with x as (select 1) select * from x; ") == "with x as (select 1) select * from x"
+                cur.sql(sql).fetchall()
+    assert check("with x as (select 1) select * from x; ").type == duckdb.StatementType.SELECT
 
 
 # --- data health, budgets -------------------------------------------------------------------------
