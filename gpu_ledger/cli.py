@@ -409,7 +409,39 @@ def _status(home: Path, wait: float | None) -> int:
             f"last loaded {g.last_loaded_at:%Y-%m-%d %H:%M} UTC{span}"
         )
     _print_reconciliation(Home(home))
+    _print_unknown_accelerators(Home(home))
     return 0
+
+
+def _print_unknown_accelerators(home: Home) -> None:
+    """GPU identity gaps (marts.fct_unknown_accelerators): billed accelerators that neither their bill
+    nor the catalogue identifies. Their cost is kept; the line says which seed row would name them."""
+    from gpu_ledger.warehouse import WarehouseMissing, query
+
+    try:
+        built = query(
+            home.warehouse,
+            "select 1 from information_schema.tables "
+            "where table_schema = 'marts' and table_name = 'fct_unknown_accelerators'",
+        )
+    except WarehouseMissing:
+        return
+    if built.is_empty():  # a warehouse built before this mart existed
+        return
+    rows = query(
+        home.warehouse,
+        """
+        select provider, coalesce(instance_type, '(no instance type)') as instance_type, gap, instances,
+               effective_cost::double as cost, action
+        from marts.fct_unknown_accelerators order by cost desc, provider, instance_type
+        """,
+    )
+    for r in rows.iter_rows(named=True):
+        print(
+            f"{'gpu model':<11} {r['provider']} {r['instance_type']}: {r['gap'].replace('_', ' ')} on "
+            f"{r['instances']:,} instance{'s' if r['instances'] != 1 else ''}, {r['cost']:,.2f} kept as "
+            f"unmonitored unknown-model GPU cost: {r['action']}"
+        )
 
 
 def _print_reconciliation(home: Home) -> None:
