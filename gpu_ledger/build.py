@@ -82,6 +82,7 @@ def _build_in(home: Home, private: Path, project_dir: Path, full_refresh: bool) 
         publish(work, private / "warehouse.duckdb", home.warehouse, built_marts(logs / "target"))
     except PublishRefused as exc:
         return BuildResult(False, None, log, f"{done.stdout}\n{exc}")
+    Path(f"{state}.wal").unlink(missing_ok=True)  # an old state's log must not replay onto the new one
     os.replace(work, state)
     return BuildResult(True, home.warehouse, log, done.stdout)
 

@@ -1,4 +1,5 @@
-"""One writer per home: an OS file lock on `<home>/.lock`, taken by ingest, validate, pull and build.
+"""One writer per home: an OS file lock on `<home>/.lock`, taken by ingest, validate, pull and build,
+and by status, which opens the landed store read-write and so would stop a build from attaching it.
 
 Why `flock` on a file that is never deleted: the kernel releases it when the holder's process dies, by
 any signal, kill -9 included, so a crashed writer never leaves a stale lock to clean up by hand, and
