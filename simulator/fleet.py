@@ -19,7 +19,7 @@ class Pool:
     account: Account
     region: str
     zones: tuple[str, ...]
-    cluster: str
+    cluster: str | None  # None: a standalone VM in no cluster
     scheduler: str  # kubernetes | slurm | none (a standalone VM)
     instance_type: str
     role: str  # the behaviour: see simulator.workloads.ROLES
@@ -197,7 +197,7 @@ POOLS: tuple[Pool, ...] = (
         AWS_RESEARCH,
         "us-east-1",
         USE1,
-        "",
+        None,
         "none",
         "g9x.2xlarge",
         "forgotten",

@@ -25,7 +25,9 @@ START = datetime(2026, 10, 1, tzinfo=UTC)
 
 
 def truth(sim: Path, name: str) -> pl.DataFrame:
-    return pl.read_csv(sim / "ground_truth" / name, try_parse_dates=True)
+    return pl.read_csv(
+        sim / "ground_truth" / name, try_parse_dates=True, schema_overrides={"account_id": pl.String}
+    )
 
 
 def test_every_file_family_is_written(sim: Path):

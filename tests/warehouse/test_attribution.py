@@ -18,7 +18,9 @@ def con(warehouse: Path):
 
 
 def _truth(sim: Path, name: str) -> pl.DataFrame:
-    return pl.read_csv(sim / "ground_truth" / name, try_parse_dates=True)
+    return pl.read_csv(
+        sim / "ground_truth" / name, try_parse_dates=True, schema_overrides={"account_id": pl.String}
+    )
 
 
 def test_every_gpu_hour_costs_what_the_ground_truth_says(con, sim: Path):

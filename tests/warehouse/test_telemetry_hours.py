@@ -31,9 +31,11 @@ def _read(warehouse: Path, sql: str) -> pl.DataFrame:
 
 
 def _truth(sim: Path) -> pl.DataFrame:
-    return pl.read_csv(sim / "ground_truth" / "gpu_hours.csv", try_parse_dates=True).with_columns(
-        pl.col("hour_start").dt.convert_time_zone("UTC")
-    )
+    return pl.read_csv(
+        sim / "ground_truth" / "gpu_hours.csv",
+        try_parse_dates=True,
+        schema_overrides={"account_id": pl.String},
+    ).with_columns(pl.col("hour_start").dt.convert_time_zone("UTC"))
 
 
 def _gpu_rows(warehouse: Path) -> pl.DataFrame:
