@@ -18,7 +18,8 @@ import pytest
 
 from tests.samples import SONAR_SACCT_FIELDS
 
-SACCT_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|Unknown|None)$")
+# SLURM_TIME_FORMAT's default, or with %z appended (the simulated Frankfurt cluster prints offsets)
+SACCT_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d([+-]\d{4})?|Unknown|None)$")
 DCGM_LINE = re.compile(r'^(DCGM_FI_[A-Z_]+)\{((?:[A-Za-z_]+="[^"]*",?)+)\} (-?[0-9.]+)$')
 
 
