@@ -360,7 +360,7 @@ def _validate(home: Path, wait: float | None) -> int:
         results, docs = validate(store, home)
     for r in results:
         verdict = "passed" if r.success else "FAILED " + ", ".join(r.failed)
-        print(f"{r.suite:<24} {r.evaluated:>9,} rows  {verdict}")
+        print(f"{r.suite:<28} {r.evaluated:>9,} rows  {verdict}")
     print(f"Data docs: {docs}")
     return 0 if all(r.success for r in results) else 1
 
