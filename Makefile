@@ -11,7 +11,7 @@ FOCUS_VENV := .venv-focus
 FOCUS_STAMP := $(FOCUS_VENV)/.installed
 FOCUS_VALIDATOR := focus-validator==2.2.1 "pyarrow<22"
 
-.PHONY: setup system-deps focus-validator demo test lint benchmark clean
+.PHONY: setup system-deps focus-validator demo test torture lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ lint: setup
 
 test: lint system-deps focus-validator
 	$(BIN)/pytest
+
+# The reliability suite's long version: the trial counts the README's Reliability section reports.
+torture: setup
+	GPU_LEDGER_TORTURE=1 $(BIN)/pytest -s tests/reliability
 
 benchmark: setup
 	$(BIN)/python benchmarks/simulate.py
