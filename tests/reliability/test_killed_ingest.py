@@ -91,8 +91,8 @@ def test_kill_9_mid_ingest_then_a_rerun_ends_where_an_uninterrupted_ingest_does(
             continue  # killed before the store was opened: nothing to check
         loaded, _, orphans = _state(home)
         assert orphans == 0, f"trial {trial}: raw rows of a load the manifest does not call loaded"
-        assert set(loaded) <= set(want_loaded)
-        killed_mid_way += 0 < len(loaded) < len(want_loaded)
+        # mid-way, a preliminary bill a later delivery restates may still be the loaded one
+        killed_mid_way += bool(loaded) and loaded != want_loaded
         rerun = _ingest(home, inputs)
         assert rerun.returncode == 0, f"trial {trial}: {rerun.stdout}{rerun.stderr}"
         loaded, rows, orphans = _state(home)
