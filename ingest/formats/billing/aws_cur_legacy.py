@@ -74,14 +74,8 @@ def load(ctx: LoadContext) -> None:
             )
         seen[out] = name
         cols.append(Col(out, f"c{i}", cur_kind(out), required=out in REQUIRED, label=name))
-    missing = [legacy for out, legacy in _NEEDED.items() if out not in seen]
-    if missing:
-        raise ctx.error(
-            f"required column {missing[0]!r} is missing",
-            line=1,
-            column=missing[0],
-            expected="a legacy CUR header with " + ", ".join(_NEEDED.values()),
-        )
+    present = [legacy for out, legacy in _NEEDED.items() if out in seen]  # however the header spells it
+    common.require_columns(ctx, present, list(_NEEDED.values()), "a legacy CUR header with")
     extra = []
     for target in _MAP_PREFIXES.values():
         entries = maps.get(target, [])

@@ -297,6 +297,21 @@ def typed_expr(col: Col) -> str:
     raise ValueError(f"unknown column kind {k!r}")
 
 
+def require_columns(
+    ctx: LoadContext, present: Iterable[str], required: Sequence[str], described_as: str
+) -> None:
+    """Reject a file whose header lacks a column its format needs, naming the first one missing."""
+    have = set(present)
+    missing = [name for name in required if name not in have]
+    if missing:
+        raise ctx.error(
+            f"required column {missing[0]!r} is missing",
+            line=1,
+            column=missing[0],
+            expected=f"{described_as} {', '.join(required)}",
+        )
+
+
 def row_error(ctx: LoadContext, row: int, column: str, message: str, expected: str | None) -> IngestError:
     """An error at a data row; for CSV the line is row + 1 (the header is line 1)."""
     is_csv = not ctx.sniff.is_parquet and not ctx.sniff.text.lstrip().startswith("{")

@@ -105,14 +105,7 @@ def load(ctx: LoadContext) -> None:
             Col(out, src, kind, source_type=dtype, label=name, required=out in REQUIRED, choices=choices(out))
         )
     names = {c.name for c in cols}
-    missing = [n for n in REQUIRED if n not in names]
-    if missing:
-        raise ctx.error(
-            f"required column {missing[0]!r} is missing",
-            line=1,
-            column=missing[0],
-            expected="the FOCUS columns " + ", ".join(REQUIRED),
-        )
+    common.require_columns(ctx, names, REQUIRED, "the FOCUS columns")
     lower = {n.lower() for n in names}
     version = "1.3" if lower & _V13 else "1.2" if lower & _V12 else "1.1" if lower & _V11 else "1.0"
     extra = [f"'{version}' as _focus_version"]

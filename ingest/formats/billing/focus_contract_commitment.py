@@ -55,14 +55,9 @@ def load(ctx: LoadContext) -> None:
                 choices=CATEGORIES if out == "ContractCommitmentCategory" else None,
             )
         )
-    missing = [n for n in CONTRACT_COMMITMENT if n not in {c.name for c in cols}]
-    if missing:
-        raise ctx.error(
-            f"required column {missing[0]!r} is missing",
-            line=1,
-            column=missing[0],
-            expected="the FOCUS 1.3 Contract Commitment columns " + ", ".join(CONTRACT_COMMITMENT),
-        )
+    common.require_columns(
+        ctx, (c.name for c in cols), list(CONTRACT_COMMITMENT), "the FOCUS 1.3 Contract Commitment columns"
+    )
     common.materialise(ctx, cols)
     contracts = ctx.store.con.sql(f'select distinct "ContractId" from {common.TYPED}').fetchall()
     ctx.scope = common.scope_of("focus_contract_commitment", contracts)
