@@ -119,3 +119,18 @@ def test_a_contract_commitment_the_spec_forbids_names_row_and_column(
         (outcome,) = ingest([path], store, progress=False)
     assert outcome.status == "rejected"
     assert outcome.error.startswith(f"{path}:3: column '{column}': data row 2: {message}"), outcome.error
+
+
+@pytest.mark.parametrize(
+    ("rows", "column"),
+    [
+        ([{k: v for k, v in COMMITMENT.items() if k != "ContractPeriodEnd"}], "ContractPeriodEnd"),
+        ([{k: v for k, v in CHARGE.items() if k != "BillingPeriodEnd"}], "BillingPeriodEnd"),
+    ],
+)
+def test_a_header_without_a_required_column_is_named(tmp_path: Path, rows: list[dict], column: str):
+    path = _csv(tmp_path / "short.csv", rows)
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        (outcome,) = ingest([path], store, progress=False)
+    assert outcome.status == "rejected"
+    assert outcome.error.startswith(f"{path}:1: column '{column}': required column '{column}' is missing")
