@@ -191,25 +191,6 @@ POOLS: tuple[Pool, ...] = (
         monitored=False,
     ),
     Pool(
-        # an accelerator type newer than the catalogue (simulator.catalogue.UNCATALOGUED), billed as a
-        # standalone VM no scheduler knows and nobody monitors: the warehouse must flag it and keep its cost
-        "g9x-unlisted",
-        AWS_RESEARCH,
-        "us-east-1",
-        USE1,
-        None,
-        "none",
-        "g9x.2xlarge",
-        "forgotten",
-        0.01,
-        0,
-        "on_demand",
-        "vision",
-        "image-seg",
-        "development",
-        monitored=False,
-    ),
-    Pool(
         "nda100",
         AZURE_PROD,
         "eastus",
@@ -256,6 +237,25 @@ POOLS: tuple[Pool, ...] = (
         "platform",
         "shared-platform",
         "production",
+    ),
+    Pool(
+        # an accelerator type newer than the catalogue (simulator.catalogue.UNCATALOGUED), billed as a
+        # standalone VM no scheduler knows and nobody monitors: the warehouse must flag it and keep its cost
+        "g9x-unlisted",
+        AWS_RESEARCH,
+        "us-east-1",
+        USE1,
+        None,
+        "none",
+        "g9x.2xlarge",
+        "forgotten",
+        0.01,
+        0,
+        "on_demand",
+        "vision",
+        "image-seg",
+        "development",
+        monitored=False,
     ),
 )
 
