@@ -473,3 +473,18 @@ def test_compute_apps_csv_is_not_query_gpu() -> None:
         f.name for f in telemetry_formats.FORMATS if f.detect(Sniff(Path("apps.csv"), header))
     ]
     assert {"dcgm_metrics", "promtool_tsdb_dump", "promtool_dump_openmetrics"} <= TELEMETRY_FORMATS
+
+
+@pytest.mark.parametrize("stamp", ['""', '"soon"', "1e40", "-5"])
+def test_a_query_range_point_without_a_time_is_named(tmp_path: Path, stamp: str) -> None:
+    """Found by fuzzing: a point whose timestamp is no time in Unix seconds crashed the load."""
+    path = _write(
+        tmp_path / "range.json",
+        '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":'
+        '"DCGM_FI_DEV_GPU_UTIL","UUID":"GPU-1","Hostname":"h"},"values":[[1790000000,"5"],['
+        + stamp
+        + ',"6"]]}]}}',
+    )
+    outcome, _ = _land(tmp_path, path)
+    assert outcome.status == "rejected"
+    assert "series 1, point 2: timestamp" in outcome.error and "is not a time" in outcome.error, outcome.error

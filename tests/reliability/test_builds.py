@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from gpu_ledger.lock import holder
 from tests.reliability import TORTURE, trials
 from tests.reliability.processes import (
     REPO,
@@ -69,8 +70,10 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
     refused = 0
     for _ in range(trials(1, 3)):
         build = start("build", "--home", str(home))
-        waiter = start("build", "--home", str(home), "--wait", str(BUILD_TIMEOUT_S)) if TORTURE else None
         began = time.monotonic()
+        # the queued build starts once the first holds the lock, or it could take the lock first
+        wait_for(lambda pid=build.pid: getattr(holder(home), "pid", None) == pid, 60, "the build's lock")
+        waiter = start("build", "--home", str(home), "--wait", str(BUILD_TIMEOUT_S)) if TORTURE else None
         contenders = itertools.cycle([["build"], ["ingest", str(REPO / "seeds")], ["status"], ["validate"]])
         for offset, command in zip(OFFSETS_S, contenders, strict=False):
             time.sleep(max(0.0, began + offset - time.monotonic()))
