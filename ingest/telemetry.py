@@ -131,6 +131,9 @@ def land_series(
 # a sample before the Unix epoch, or more than this ahead of now, is a broken clock or a unit mistake
 # (milliseconds read as seconds). Prometheus' own test data starts at 0, so the epoch itself is fine.
 EARLIEST_SAMPLE = datetime(1970, 1, 1, tzinfo=UTC)
+# seconds either side of 1970 beyond which no timestamp converts (DuckDB's range is about ±290,000 years):
+# a parser refuses such a number before converting it; the sample-time check names the rest
+TIMESTAMP_LIMIT_S = 9e12
 LATEST_AHEAD = timedelta(days=366)
 # metric -> (lowest, highest) a real value can take; anything else is a broken exporter or file
 RANGES = {

@@ -86,7 +86,8 @@ def parse_and_land(ctx: LoadContext, time: TimeSource) -> None:
                    count(*) as n,
                    count(*) filter (where try_cast(p.v as double) is null) as bad_values,
                    count(*) filter (where try_cast({t} as double) is null) as bad_ts,
-                   max(try_cast({t} as double)) as max_ts
+                   max(try_cast({t} as double)) as max_ts,
+                   min(try_cast({t} as double)) as min_ts
             from ({lines})
             group by all
             """,
@@ -204,6 +205,11 @@ def _check(ctx: LoadContext, time: TimeSource) -> None:
             f"try_cast(p.t as double) > {MAX_SECONDS}",
             "timestamp {t!r} looks like milliseconds",
             "OpenMetrics timestamps in seconds, e.g. 1760000000.000",
+        )
+    limit = telemetry.TIMESTAMP_LIMIT_S * (1 if time.unit == "seconds" else 1000)
+    if any_(f"min_ts <= -{limit} or max_ts >= {limit}"):
+        raise _at_line(
+            ctx, time.unit, f"abs(try_cast(p.t as double)) >= {limit}", "timestamp {t!r} is no time", shape
         )
 
 

@@ -59,14 +59,15 @@ def load(ctx: LoadContext) -> None:
     )
     not_time = con.sql(
         "select series_no, i, v[1] from _points "
-        "where not coalesce(try_cast(v[1] as double) between 0 and 1e11, false) order by 1, 2 limit 1"
+        f"where not coalesce(abs(try_cast(v[1] as double)) < {telemetry.TIMESTAMP_LIMIT_S}, false) "
+        "order by 1, 2 limit 1"
     ).fetchall()
     if not_time:
         series_no, i, text = not_time[0]
         raise ctx.error(
             f"series {series_no}, point {i}: timestamp {text!r} is not a time",
             column="values",
-            expected="Unix seconds since 1970, e.g. 1790000000.5",
+            expected="Unix seconds, e.g. 1790000000.5",
         )
     # Prometheus returns each series' points in time order; anything else is a damaged file
     disorder = con.sql(
