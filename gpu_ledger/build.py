@@ -10,11 +10,22 @@ becomes the next build's `work.duckdb`. A reader sees the old warehouse or the n
 half-built or empty one. A build that fails or is killed leaves both `warehouse.duckdb` and
 `work.duckdb` as they were; a later build removes the folder a killed one left.
 
+A production build runs seeds, models and data tests, not dbt's unit tests: those test the SQL, not
+the data, and run in `make test` (tests/test_dbt_unit_tests.py).
+
+A build whose inputs are those of the published warehouse does nothing and says so. The inputs are the
+landed store's bookkeeping (the ingest manifest, which changes with every load, replacement or
+rejection, and the validation results the data-health marts show), every file of the dbt project, the
+dbt arguments (vars included) and the dbt, adapter and DuckDB versions. A passing build records their
+fingerprint in `<home>/warehouse.json` after it publishes, with the published file's identity, so a
+warehouse replaced by anything else is rebuilt. `--full-refresh` always builds.
+
 dbt runs tethered (`gpu_ledger.tether`): killing the build, even with kill -9, kills dbt with it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -22,9 +33,12 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 
 import duckdb
+import yaml
 
 from gpu_ledger.home import Home
 from gpu_ledger.lock import alive, home_lock
@@ -33,6 +47,20 @@ from ingest.store import RawStore
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 MARTS = "marts"
+FINGERPRINT = "warehouse.json"
+# what dbt reads besides the folders dbt_project.yml names (dbt's defaults where it names none)
+PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "packages.yml", "dependencies.yml")
+PROJECT_FOLDERS = {
+    "model-paths": ["models"],
+    "seed-paths": ["seeds"],
+    "macro-paths": ["macros"],
+    "test-paths": ["tests"],
+    "snapshot-paths": ["snapshots"],
+    "analysis-paths": ["analyses"],
+}
+VERSIONED = ("dbt-core", "dbt-adapters", "dbt-duckdb", "duckdb")
+# the landed store's bookkeeping that models read; the landed data changes only with the manifest
+LANDED_INPUTS = ("raw.ingest_manifest", "raw.validation_results")
 
 
 @dataclass
@@ -41,6 +69,7 @@ class BuildResult:
     published: Path | None
     log: Path
     output: str
+    unchanged_since: datetime | None = None  # set when the inputs were the published build's: nothing ran
 
 
 class PublishRefused(Exception):
@@ -48,25 +77,43 @@ class PublishRefused(Exception):
 
 
 def build(
-    home: Home, *, project_dir: Path = PROJECT_DIR, full_refresh: bool = False, wait: float | None = None
+    home: Home,
+    *,
+    project_dir: Path = PROJECT_DIR,
+    full_refresh: bool = False,
+    dbt_vars: str | None = None,
+    wait: float | None = None,
 ) -> BuildResult:
-    """Build and publish under the home's lock; `wait` seconds to queue behind another writer.
+    """Build and publish under the home's lock, unless the published warehouse was built from the same
+    inputs; `dbt_vars` is dbt's --vars (YAML); `wait` seconds to queue behind another writer.
 
     Raises `gpu_ledger.lock.HomeBusy` when another writer holds the home (beyond `wait`).
     """
     home = Home(home.root.resolve())  # dbt runs inside the home: every path it is given must be absolute
+    arguments = ["build", "--exclude-resource-type", "unit_test"]
+    if dbt_vars is not None:
+        arguments += ["--vars", dbt_vars]
     with home_lock(home.root, "build", wait=wait):
-        RawStore(home.raw_db).close()  # an empty landed store still builds: every source is then absent
+        with RawStore(home.raw_db) as store:  # an empty landed store still builds: every source is absent
+            inputs = fingerprint(store.con, project_dir, arguments)
+        published_at = None if full_refresh else _published_from(home, inputs)
+        if published_at is not None:
+            return BuildResult(True, home.warehouse, home.root / "dbt" / "logs" / "dbt.log", "", published_at)
         _remove_dead_builds(home)
         private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
         private.mkdir(parents=True)
         try:
-            return _build_in(home, private, project_dir, full_refresh)
+            result = _build_in(home, private, project_dir, arguments, full_refresh)
         finally:
             shutil.rmtree(private, ignore_errors=True)
+        if result.success:
+            _record(home, inputs)
+        return result
 
 
-def _build_in(home: Home, private: Path, project_dir: Path, full_refresh: bool) -> BuildResult:
+def _build_in(
+    home: Home, private: Path, project_dir: Path, arguments: list[str], full_refresh: bool
+) -> BuildResult:
     state = home.root / "work.duckdb"
     work = private / "work.duckdb"  # the same file name as the state keeps dbt's catalog name "work"
     if state.exists() and not full_refresh:
@@ -74,7 +121,9 @@ def _build_in(home: Home, private: Path, project_dir: Path, full_refresh: bool) 
             if Path(f"{state}{suffix}").exists():
                 shutil.copyfile(f"{state}{suffix}", f"{work}{suffix}")
     logs = home.root / "dbt"
-    done = _run_dbt(home, work, logs, project_dir, full_refresh)
+    if full_refresh:
+        arguments = [*arguments, "--full-refresh"]
+    done = run_dbt(home, work, logs, project_dir, arguments)
     log = logs / "logs" / "dbt.log"
     if done.returncode != 0:
         return BuildResult(False, None, log, done.stdout + done.stderr)
@@ -87,18 +136,20 @@ def _build_in(home: Home, private: Path, project_dir: Path, full_refresh: bool) 
     return BuildResult(True, home.warehouse, log, done.stdout)
 
 
-def _run_dbt(
-    home: Home, work: Path, logs: Path, project_dir: Path, full_refresh: bool
+def run_dbt(
+    home: Home, database: Path, logs: Path, project_dir: Path, arguments: list[str]
 ) -> subprocess.CompletedProcess[str]:
+    """Run a dbt command (`arguments`, e.g. ["build", ...]) on `database`, reading the home's landed store;
+    target/ and logs/ go under `logs`."""
     env = {
         **os.environ,
-        "GPU_LEDGER_BUILD_DB": str(work),
+        "GPU_LEDGER_BUILD_DB": str(database),
         "GPU_LEDGER_LANDED_DB": str(home.raw_db),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
     command = [
         str(Path(sys.executable).with_name("dbt")),
-        "build",
+        *arguments,
         "--project-dir",
         str(project_dir),
         "--profiles-dir",
@@ -108,9 +159,72 @@ def _run_dbt(
         "--log-path",
         str(logs / "logs"),
     ]
-    if full_refresh:
-        command.append("--full-refresh")
     return subprocess.run(tethered(command), capture_output=True, text=True, env=env, cwd=home.root)
+
+
+def fingerprint(landed: duckdb.DuckDBPyConnection, project_dir: Path, arguments: list[str]) -> dict[str, str]:
+    """What a build computes from: digests of the landed bookkeeping and of the project's files, the dbt
+    arguments and the versions of what runs them. Equal fingerprints build equal warehouses."""
+    tables = landed.sql("select table_schema || '.' || table_name from information_schema.tables")
+    present = {name for (name,) in tables.fetchall()}
+    digests = {
+        table: landed.sql(
+            f"select coalesce(md5(string_agg(t::varchar, chr(10) order by t::varchar)), '') from {table} t"
+        ).fetchall()[0][0]
+        for table in LANDED_INPUTS
+        if table in present
+    }
+    return {
+        "landed": json.dumps(digests, sort_keys=True),
+        "project": _project_digest(project_dir),
+        "arguments": json.dumps(arguments),
+        "versions": json.dumps({name: version(name) for name in VERSIONED}),
+    }
+
+
+def _project_digest(project_dir: Path) -> str:
+    settings = yaml.safe_load((project_dir / "dbt_project.yml").read_text())
+    folders = {folder for key, default in PROJECT_FOLDERS.items() for folder in settings.get(key, default)}
+    files = [project_dir / name for name in PROJECT_FILES]
+    files += [path for folder in folders for path in (project_dir / folder).rglob("*")]
+    digest = hashlib.sha256()
+    for path in sorted(path for path in files if path.is_file()):
+        digest.update(
+            f"{path.relative_to(project_dir)}\0{hashlib.sha256(path.read_bytes()).hexdigest()}\n".encode()
+        )
+    return digest.hexdigest()
+
+
+def _published_from(home: Home, inputs: dict[str, str]) -> datetime | None:
+    """When the published warehouse was built, if it was built from these inputs and is still in place."""
+    try:
+        record = json.loads((home.root / FINGERPRINT).read_text())
+        in_place = record["warehouse"] == _identity(home.warehouse) and (home.root / "work.duckdb").exists()
+        if in_place and record["inputs"] == inputs:
+            return datetime.fromisoformat(record["published_at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # never built, or built before fingerprints were recorded: build
+    return None
+
+
+def _record(home: Home, inputs: dict[str, str]) -> None:
+    """Write the published build's fingerprint beside the warehouse, atomically."""
+    record = {
+        "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "warehouse": _identity(home.warehouse),
+        "inputs": inputs,
+    }
+    staged = home.root / f"{FINGERPRINT}.{os.getpid()}"
+    staged.write_text(json.dumps(record, indent=2) + "\n")
+    _fsync(staged)
+    os.replace(staged, home.root / FINGERPRINT)
+    _fsync(home.root)
+
+
+def _identity(path: Path) -> list[int]:
+    """The published file's inode, size and modification time: another file in its place differs."""
+    stat = path.stat()
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
 
 
 def built_marts(target: Path) -> set[str]:

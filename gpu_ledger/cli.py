@@ -137,9 +137,20 @@ def parser() -> argparse.ArgumentParser:
     b = sub.add_parser(
         "build",
         parents=[common, writer],
-        help="run dbt build (models, seeds, tests) and publish the warehouse atomically if it passed",
+        help="run dbt build (seeds, models, data tests) and publish the warehouse atomically if it passed; "
+        "nothing to do when nothing changed since the last publish",
     )
-    b.add_argument("--full-refresh", action="store_true", help="rebuild incremental models from scratch")
+    b.add_argument(
+        "--full-refresh",
+        action="store_true",
+        help="rebuild incremental models from scratch (and build even when nothing changed)",
+    )
+    b.add_argument(
+        "--vars",
+        dest="dbt_vars",
+        metavar="YAML",
+        help="dbt vars for this build, e.g. '{idle_threshold_pct: 10}'",
+    )
 
     q = sub.add_parser(
         "sql", parents=[common], help="run a read-only SQL query against the published warehouse"
@@ -285,7 +296,7 @@ def _pull_prometheus(args: argparse.Namespace, home: Path) -> int:
 def _build(args: argparse.Namespace, home: Path) -> int:
     from gpu_ledger.build import build
 
-    result = build(Home(home), full_refresh=args.full_refresh, wait=args.wait)
+    result = build(Home(home), full_refresh=args.full_refresh, dbt_vars=args.dbt_vars, wait=args.wait)
     if not result.success:
         print(result.output[-4000:], file=sys.stderr)
         print(
@@ -293,6 +304,12 @@ def _build(args: argparse.Namespace, home: Path) -> int:
             file=sys.stderr,
         )
         return 1
+    if result.unchanged_since is not None:
+        print(
+            f"Nothing new since the build published at {result.unchanged_since:%Y-%m-%d %H:%M:%S} UTC: "
+            "the warehouse is unchanged (nothing recomputed)."
+        )
+        return 0
     print(f"Built and published {result.published}")
     return 0
 
@@ -373,7 +390,7 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
         return code
     args.paths = [simulated]
     args.format_name, args.timezone, args.sacct_fields, args.host = None, "UTC", None, None
-    args.full_refresh = False
+    args.full_refresh, args.dbt_vars = False, None
     for stage in (
         lambda: _ingest(args, home),
         lambda: _validate(home, args.wait),
