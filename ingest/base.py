@@ -40,12 +40,12 @@ class LoadContext:
     notes: list[str] = field(default_factory=list)  # what the user should know about how it was read
 
     def land(self, table: str, frame: pl.DataFrame | duckdb.DuckDBPyRelation, *, count: bool = True) -> None:
-        """Append `frame` to raw.<table>, stamped with this load's id."""
+        """Land `frame` as rows of raw.<table>, stamped with this load's id (they count once it commits)."""
         if isinstance(frame, pl.DataFrame):
             stamped = frame.with_columns(pl.lit(self.load_id).alias("_load_id"))
         else:
             stamped = self.store.con.sql("select *, $id as _load_id from frame", params={"id": self.load_id})
-        n = self.store.land(table, stamped)
+        n = self.store.land(table, stamped, self.load_id)
         self.tables.add(table)
         if count:
             self.rows += n

@@ -8,7 +8,8 @@ The promises of CONTRACT §3 live here:
 - restatement-aware: a format may give a file a scope (provider, account, billing period) and a
   version; the newest version of a scope replaces the others, an older one arriving late is
   recorded as superseded and lands nothing;
-- all or nothing per file: the load, the replacement and the manifest row commit together;
+- all or nothing per file: the load, the replacement and the manifest row commit together (the
+  load's Parquet files count from that commit: `ingest.store`);
 - bad input: an `IngestError` naming file, line, column and expectation; the batch goes on. That
   includes what is not a readable file at all: a file or folder this user may not read, a dangling
   link, a socket or device, a file that vanished. A rejection repeated on unchanged input is reported
@@ -252,6 +253,7 @@ def ingest_file(source: Source, store: RawStore, forced: Format | None, options:
             rivals = [old for old in store.loads(scope=ctx.scope) if old["path"] != record["path"]]
             if any((old["version"] or "") > (ctx.version or "") for old in rivals):
                 con.rollback()
+                store.discard_load(record["load_id"])
                 con.begin()
                 store.record(
                     **record,
@@ -267,7 +269,6 @@ def ingest_file(source: Source, store: RawStore, forced: Format | None, options:
                 return Outcome(source.path, "superseded", fmt.name)
             replaced += rivals
         for old in replaced:
-            store.delete_load(old["load_id"], list(old["tables"] or []))
             store.set_status(old["load_id"], "replaced")
         store.record(
             **record,
@@ -279,17 +280,15 @@ def ingest_file(source: Source, store: RawStore, forced: Format | None, options:
             status="loaded",
         )
         con.commit()
-        return Outcome(
-            source.path,
-            "loaded",
-            fmt.name,
-            ctx.rows,
-            replaced=[old["path"] for old in replaced],
-            notes=ctx.notes,
-        )
     except Exception as exc:
         con.rollback()
+        store.discard_load(record["load_id"])
         return _reject(store, source, _as_error(source, exc, fmt), size=size, digest=digest, fmt=fmt)
+    # committed: the load counts. Should this fail (or the process die), the next RawStore finishes it.
+    store.publish_load(record["load_id"], replaced)
+    return Outcome(
+        source.path, "loaded", fmt.name, ctx.rows, replaced=[old["path"] for old in replaced], notes=ctx.notes
+    )
 
 
 def _as_error(source: Source, exc: Exception, fmt: Format | None = None) -> IngestError:

@@ -1,13 +1,27 @@
-"""The raw store: the one place that owns the DuckDB connection to `<home>/landed.duckdb`.
+"""The landed store under `<home>`: Parquet files any engine reads, and the manifest that says which count.
 
-Every landed table lives in schema `raw` and carries lineage columns (`_load_id`, and for row-shaped
-sources `_source_file` and `_source_row`); `raw.ingest_manifest` records each file. Loads run inside
-one transaction per file, so a crash or kill mid-file leaves no trace of it.
+Layout (CONTRACT §3):
+- `<home>/landed/<table>/<load_id>_<n>.parquet`: every landed table, one or more files per load, each
+  row stamped with its `_load_id` (and, for row-shaped sources, `_source_file` and `_source_row`).
+  Files of one table may differ in columns: a newer export brings more, and readers take the union.
+- `<home>/landed/dcgm_samples/day=YYYY-MM-DD/<load_id>_<n>.parquet`: telemetry samples, partitioned
+  by UTC day (Hive layout), so a build that wants one more day reads one more folder.
+- `<home>/landed.duckdb`: the manifest (`raw.ingest_manifest`), validation results and settings, as
+  DuckDB tables, and a view `raw.<table>` over each table's files, so DuckDB readers name tables,
+  not files. Both tables are also written as Parquet under `landed/` for other engines.
+
+A load is all or nothing, kill -9 included. Its files are written under `landed/.pending/<load_id>/`,
+which no reader looks at; the manifest row committed in landed.duckdb is the moment the load counts;
+then its files are renamed into place and the files of the loads it replaced are deleted. Whoever
+opens the store next finishes that work if a kill interrupted it (`_settle_files`): pending files of a
+committed load are moved in, any other pending files and every file of a load that is not current are
+deleted. Writers hold the home's lock (`gpu_ledger.lock`), so nothing reads a half-settled store.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,16 +52,40 @@ create table if not exists {MANIFEST} (
 # sha256: of the file's bytes; UNREADABLE for a file (or folder) whose bytes could not be read
 # observed_at: for snapshot formats only (Format.observed_at), when the snapshot was taken
 UNREADABLE = "unreadable"
+# tables kept inside landed.duckdb (rows are updated in place); every other landed table is Parquet
+DUCKDB_TABLES = ("ingest_manifest", "validation_results", "ingest_settings")
+# tables written as Parquet snapshots for other engines, with the name of their one file
+SNAPSHOTS = {"ingest_manifest": "manifest.parquet", "validation_results": "results.parquet"}
+# table -> its Hive partition column, computed from the rows at write time
+PARTITIONS = {"dcgm_samples": ("day", "cast(ts at time zone 'UTC' as date)")}
+PENDING = ".pending"
+
+
+class LegacyStore(RuntimeError):
+    """landed.duckdb holds landed tables of a version before landed data was Parquet."""
+
+
+def _load_of(file: Path) -> str:
+    """The load a data file belongs to: its name is `<load_id>_<n>[_<i>].parquet`."""
+    return file.name.split("_", 1)[0]
+
+
+def _quote(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
 
 
 class RawStore:
-    """Read-write access to the raw store, for ingest only."""
+    """Read-write access to the landed store, for ingest (and the commands that take the home's lock)."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        # DuckDB would otherwise keep up to 80 % of RAM of table pages cached as the store grows;
-        # a fixed budget keeps ingest's memory flat however much telemetry is landed
+        self.files = path.with_suffix("")  # <home>/landed beside <home>/landed.duckdb
+        self.pending = self.files / PENDING
+        self.pending.mkdir(parents=True, exist_ok=True)
+        self._written: dict[str, int] = {}  # load_id -> files written so far (names stay unique)
+        # DuckDB would otherwise keep up to 80 % of RAM of pages cached; a fixed budget keeps
+        # ingest's memory flat however much telemetry is landed
         self.con = duckdb.connect(
             str(path), config={"memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False}
         )
@@ -55,8 +93,12 @@ class RawStore:
         self.con.sql(MANIFEST_DDL)
         # stores created before snapshots had an observation time
         self.con.sql(f"alter table {MANIFEST} add column if not exists observed_at timestamptz")
+        self._refuse_legacy()
+        self._settle_files()
+        self.refresh_views()
 
     def close(self) -> None:
+        self._write_snapshots()
         self.con.close()
 
     def __enter__(self) -> RawStore:
@@ -123,28 +165,47 @@ class RawStore:
         return self.con.sql(f"select * from {MANIFEST} order by loaded_at, path").pl()
 
     # ------------------------------------------------------------------ data
-    def land(self, table: str, incoming: pl.DataFrame | duckdb.DuckDBPyRelation) -> int:
-        """Append rows to raw.<table>, creating it, or adding columns a newer source brings, as needed."""
-        qualified = f"raw.{table}"
-        shape = self.con.sql("select * from incoming limit 0")
-        have = {
-            r[0]
-            for r in self.con.sql(
-                "select column_name from information_schema.columns "
-                "where table_schema = 'raw' and table_name = $t",
-                params={"t": table},
-            ).fetchall()
-        }
-        if not have:
-            self.con.sql(f"create table {qualified} as select * from shape")
-        for name, dtype in zip(shape.columns, shape.types, strict=True):
-            if have and name not in have:
-                self.con.sql(f'alter table {qualified} add column "{name}" {dtype}')
-        return self.con.execute(f"insert into {qualified} by name select * from incoming").fetchall()[0][0]
+    def land(self, table: str, incoming: pl.DataFrame | duckdb.DuckDBPyRelation, load_id: str) -> int:
+        """Write rows of `load_id` for `table` as Parquet under the load's pending folder; returns the rows.
 
-    def delete_load(self, load_id: str, tables: list[str]) -> None:
-        for table in tables:
-            self.con.sql(f"delete from raw.{table} where _load_id = $id", params={"id": load_id})
+        They count once the load's manifest row is committed and `publish_load` has moved them in.
+        Columns of no type (all null) are written as text, so that every engine reads one type.
+        """
+        shape = self.con.sql("select * from incoming limit 0")
+        columns = ", ".join(
+            f'cast("{name}" as varchar) as "{name}"' if str(dtype) == '"NULL"' else f'"{name}"'
+            for name, dtype in zip(shape.columns, shape.types, strict=True)
+        )
+        n = self._written.get(load_id, 0)
+        self._written[load_id] = n + 1
+        target = self.pending / load_id / table
+        target.mkdir(parents=True, exist_ok=True)
+        if table in PARTITIONS:
+            column, expression = PARTITIONS[table]
+            copy = (
+                f"copy (select {columns}, {expression} as {column} from incoming) to {_quote(target)} "
+                f"(format parquet, partition_by ({column}), overwrite_or_ignore, "
+                f"filename_pattern '{load_id}_{n}_{{i}}')"
+            )
+        else:
+            copy = f"copy (select {columns} from incoming) to {_quote(target / f'{load_id}_{n}.parquet')} (format parquet)"
+        return self.con.execute(copy).fetchall()[0][0]
+
+    def publish_load(self, load_id: str, replaced: list[dict]) -> None:
+        """After the manifest committed: move the load's files into place, delete the replaced loads' files.
+
+        `replaced`: manifest entries (load_id, tables) of the loads this one took the place of.
+        """
+        self._move_in(self.pending / load_id)
+        self._written.pop(load_id, None)
+        for old in replaced:
+            self._delete_files({old["load_id"]}, old["tables"] or [])
+        self.refresh_views()
+
+    def discard_load(self, load_id: str) -> None:
+        """The load did not commit: its pending files go."""
+        shutil.rmtree(self.pending / load_id, ignore_errors=True)
+        self._written.pop(load_id, None)
 
     def tables(self) -> list[str]:
         return [
@@ -153,3 +214,97 @@ class RawStore:
                 "select table_name from information_schema.tables where table_schema = 'raw' order by 1"
             ).fetchall()
         ]
+
+    def refresh_views(self) -> None:
+        """A view raw.<table> over each table folder's files, at their absolute path; none for a table
+        whose files are all gone."""
+        views = {
+            r[0]
+            for r in self.con.sql(
+                "select table_name from information_schema.tables "
+                "where table_schema = 'raw' and table_type = 'VIEW'"
+            ).fetchall()
+        }
+        for folder in sorted(self.files.iterdir()):
+            table = folder.name
+            if table.startswith((".", "_")) or table in DUCKDB_TABLES or not folder.is_dir():
+                continue
+            hive = table in PARTITIONS
+            pattern = "*/*.parquet" if hive else "*.parquet"
+            if any(folder.glob(pattern)):
+                options = ", hive_partitioning = true" if hive else ""
+                self.con.sql(
+                    f"create or replace view raw.{table} as select * from "
+                    f"read_parquet({_quote(folder / pattern)}, union_by_name = true{options})"
+                )
+            elif table in views:
+                self.con.sql(f"drop view raw.{table}")
+
+    # ------------------------------------------------------------------ files
+    def _current(self) -> set[str]:
+        return {r[0] for r in self.con.sql(f"select load_id from {MANIFEST} where status = 'loaded'").fetchall()}
+
+    def _move_in(self, folder: Path) -> bool:
+        """Rename every file under a load's pending folder to the same place under landed/; then remove it."""
+        moved = False
+        for source in sorted(folder.rglob("*.parquet")):
+            target = self.files / source.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+            moved = True
+        shutil.rmtree(folder, ignore_errors=True)
+        return moved
+
+    def _data_files(self, tables: list[str] | None = None) -> list[Path]:
+        """The Parquet files of these tables (of every table when None)."""
+        folders = [self.files / t for t in tables] if tables is not None else list(self.files.iterdir())
+        return [
+            f
+            for folder in folders
+            if folder.is_dir() and not folder.name.startswith((".", "_")) and folder.name not in SNAPSHOTS
+            for f in folder.rglob("*.parquet")
+        ]
+
+    def _delete_files(self, load_ids: set[str], tables: list[str] | None = None) -> None:
+        for f in self._data_files(tables):
+            if _load_of(f) in load_ids:
+                f.unlink()
+
+    def _settle_files(self) -> None:
+        """Finish what a killed ingest left: move committed loads' pending files in, delete the rest."""
+        current = self._current()
+        for folder in sorted(self.pending.iterdir()):
+            if folder.name in current:
+                self._move_in(folder)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+        stale = {_load_of(f) for f in self._data_files()} - current
+        if stale:
+            self._delete_files(stale)
+
+    def _write_snapshots(self) -> None:
+        """The manifest and validation results as Parquet, for engines that cannot read landed.duckdb."""
+        for table, name in SNAPSHOTS.items():
+            if table not in self.tables():
+                continue
+            folder = self.files / table
+            folder.mkdir(exist_ok=True)
+            staged = folder / f".{name}"
+            self.con.sql(f"copy raw.{table} to {_quote(staged)} (format parquet)")
+            os.replace(staged, folder / name)
+
+    def _refuse_legacy(self) -> None:
+        legacy = [
+            r[0]
+            for r in self.con.sql(
+                "select table_name from information_schema.tables "
+                "where table_schema = 'raw' and table_type = 'BASE TABLE'"
+            ).fetchall()
+            if r[0] not in DUCKDB_TABLES
+        ]
+        if legacy:
+            self.con.close()
+            raise LegacyStore(
+                f"{self.path} holds landed tables of an earlier version ({', '.join(sorted(legacy)[:3])}, ...), "
+                "before landed data was Parquet: ingest the source files again into a new --home"
+            )

@@ -6,7 +6,7 @@ set of typed columns, identifies each series by a stable hash of its labels, dro
 sentinels (finite values at or above 2^62 mean "not available"), and lands:
 
 - `raw.dcgm_series`: one row per series per load: series_id, metric, the typed labels, the full map;
-- `raw.dcgm_samples`: series_id, ts, value, _load_id — the bulk, kept narrow.
+- `raw.dcgm_samples`: series_id, ts, value, _load_id — the bulk, kept narrow, partitioned by UTC day.
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ def land_series(
     con.sql(f"""
         create or replace temp table _series as
         select
-            md5_number_lower(array_to_string(list_sort(list_transform(
-                map_entries(labels), lambda e: e.key || '=' || e.value)), chr(31))) as series_id,
+            -- 63 bits of the hash: a signed bigint every engine reads alike
+            cast(md5_number_lower(array_to_string(list_sort(list_transform(
+                map_entries(labels), lambda e: e.key || '=' || e.value)), chr(31))) >> 1 as bigint) as series_id,
             case labels['__name__'] {metric_case} else labels['__name__'] end as metric,
             {typed},
             labels,
@@ -123,7 +124,8 @@ def land_series(
           {"and not isnan(p.value)" if nan_is_stale else ""}
     """)
     _check(ctx)
-    _land_samples(ctx, con.sql("select series_id, ts, value from _samples"))
+    # straight from the relation to Parquet, without a trip through Python
+    ctx.land("dcgm_samples", con.sql("select series_id, cast(ts as timestamptz) as ts, value from _samples"))
     con.sql("drop table _samples")
     con.sql("drop table _series")
 
@@ -215,17 +217,3 @@ def _describe(con: duckdb.DuckDBPyConnection, series_no: int) -> str:
         "select metric, gpu_uuid, hostname from _series where series_no = $n", params={"n": series_no}
     ).fetchall()[0]
     return f"series {series_no} ({metric}, GPU {uuid or '?'} on {host or '?'})"
-
-
-def _land_samples(ctx: LoadContext, samples: duckdb.DuckDBPyRelation) -> None:
-    """Samples go straight from the relation into raw.dcgm_samples, without a trip through Python."""
-    con = ctx.store.con
-    con.sql(
-        "create table if not exists raw.dcgm_samples "
-        "(series_id ubigint, ts timestamptz, value double, _load_id varchar)"
-    )
-    inserted = con.execute(
-        "insert into raw.dcgm_samples select series_id, ts, value, $id from samples", {"id": ctx.load_id}
-    ).fetchall()[0][0]
-    ctx.rows += inserted
-    ctx.tables.add("dcgm_samples")

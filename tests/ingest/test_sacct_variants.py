@@ -428,7 +428,8 @@ def sacct_row(draw: st.DrawFn) -> tuple[str, ...]:
 
 
 def _load(folder: Path, text: str) -> tuple[RawStore, Path, Exception | None]:
-    """Land `text` with the format's own load (not the runner, which wraps any exception)."""
+    """Land `text` with the format's own load (not the runner, which wraps any exception); its files are
+    moved into place as the runner does once a load commits."""
     path = folder / "sacct.txt"
     path.write_text(text, encoding="utf-8")
     store = RawStore(folder / "landed.duckdb")
@@ -437,6 +438,7 @@ def _load(folder: Path, text: str) -> tuple[RawStore, Path, Exception | None]:
         slurm_sacct.load(ctx)
     except Exception as exc:  # noqa: BLE001  (the property is about which exceptions escape)
         return store, path, exc
+    store.publish_load(ctx.load_id, [])
     return store, path, None
 
 

@@ -174,6 +174,7 @@ def _land(store: RawStore, fmt: Format, sniff: Sniff) -> None:
         fmt.load(LoadContext(path=sniff.path, sniff=sniff, store=store, load_id="fuzz", options=Options()))
     finally:
         store.con.rollback()
+        store.discard_load("fuzz")
 
 
 def _one_line(error: IngestError, path: Path) -> None:

@@ -1,0 +1,117 @@
+"""Landed data as Parquet (ingest.store): the layout other engines read, and all-or-nothing per load
+however a process dies between writing a load's files and moving them into place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ingest.runner import ingest
+from ingest.store import LegacyStore, RawStore
+
+
+def _query_range(path: Path, values: list[list]) -> Path:
+    metric = {"__name__": "DCGM_FI_DEV_GPU_UTIL", "UUID": "GPU-1", "Hostname": "node-a", "gpu": "0"}
+    result = [{"metric": metric, "values": values}]
+    path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}}))
+    return path
+
+
+# two samples either side of midnight UTC, so the load spans two day partitions
+ACROSS_MIDNIGHT = [[1790899170, "40"], [1790899230, "60"]]  # 2026-10-01 23:59:30Z, 2026-10-02 00:00:30Z
+
+
+def _files(landed: Path, table: str) -> list[Path]:
+    return sorted((landed / table).rglob("*.parquet"))
+
+
+def _loaded(store: RawStore) -> set[str]:
+    return {r[0] for r in store.con.sql("select load_id from raw.ingest_manifest where status = 'loaded'").fetchall()}
+
+
+def test_samples_land_as_parquet_partitioned_by_utc_day(tmp_path: Path):
+    landed = tmp_path / "landed"
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        (outcome,) = ingest([_query_range(tmp_path / "util.json", ACROSS_MIDNIGHT)], store, progress=False)
+        assert outcome.status == "loaded"
+        days = store.con.sql("select day, count(*) from raw.dcgm_samples group by day order by day").fetchall()
+        (load_id,) = _loaded(store)
+    assert [str(d) for d, _ in days] == ["2026-10-01", "2026-10-02"]
+    assert [f.parent.name for f in _files(landed, "dcgm_samples")] == ["day=2026-10-01", "day=2026-10-02"]
+    assert all(f.name.startswith(load_id) for f in _files(landed, "dcgm_samples") + _files(landed, "dcgm_series"))
+    assert not any((landed / ".pending").iterdir())
+    # any engine reads the files alone: no day column inside them, the folder carries it
+    read = duckdb.sql(
+        f"select count(*), min(_load_id) from read_parquet('{landed}/dcgm_samples/*/*.parquet', hive_partitioning = true)"
+    ).fetchall()
+    assert read == [(2, load_id)]
+    # and the manifest, snapshotted for engines that cannot read landed.duckdb
+    snapshot = duckdb.sql(f"select load_id, status from '{landed}/ingest_manifest/manifest.parquet'").fetchall()
+    assert snapshot == [(load_id, "loaded")]
+
+
+def test_a_changed_file_replaces_its_earlier_load_files_and_all(tmp_path: Path):
+    landed = tmp_path / "landed"
+    path = _query_range(tmp_path / "util.json", ACROSS_MIDNIGHT)
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        ingest([path], store, progress=False)
+        _query_range(path, ACROSS_MIDNIGHT[:1])
+        (outcome,) = ingest([path], store, progress=False)
+        assert outcome.replaced == [str(path.resolve())]
+        (current,) = _loaded(store)
+        assert store.con.sql("select count(*) from raw.dcgm_samples").fetchall() == [(1,)]
+    assert {f.name.split("_")[0] for f in _files(landed, "dcgm_samples") + _files(landed, "dcgm_series")} == {current}
+
+
+def test_a_load_killed_after_its_commit_is_finished_by_the_next_store(tmp_path: Path, monkeypatch):
+    """Dying between the manifest commit and the rename: the load counts, so its files are moved in."""
+    db = tmp_path / "landed.duckdb"
+    path = _query_range(tmp_path / "util.json", ACROSS_MIDNIGHT)
+    with RawStore(db) as store:
+        ingest([path], store, progress=False)
+
+    def die(self, load_id, replaced):
+        raise KeyboardInterrupt  # as abrupt as it gets inside Python
+
+    monkeypatch.setattr(RawStore, "publish_load", die)
+    _query_range(path, [[1790899170, "10"]])
+    store = RawStore(db)
+    with pytest.raises(KeyboardInterrupt):
+        ingest([path], store, progress=False)
+    store.con.close()  # no snapshot, no cleanup: what kill -9 leaves
+    monkeypatch.undo()
+    assert any((tmp_path / "landed" / ".pending").iterdir())
+    with RawStore(db) as store:
+        assert store.con.sql("select count(*), sum(value) from raw.dcgm_samples").fetchall() == [(1, 10.0)]
+        (current,) = _loaded(store)
+    assert {f.name.split("_")[0] for f in _files(tmp_path / "landed", "dcgm_samples")} == {current}
+    assert not any((tmp_path / "landed" / ".pending").iterdir())
+
+
+def test_files_of_no_current_load_are_removed_when_the_store_opens(tmp_path: Path):
+    """A kill before the commit leaves pending files; a kill after it, the replaced load's files."""
+    db = tmp_path / "landed.duckdb"
+    with RawStore(db) as store:
+        ingest([_query_range(tmp_path / "util.json", ACROSS_MIDNIGHT)], store, progress=False)
+    landed = tmp_path / "landed"
+    orphan = landed / ".pending" / "deadbeef" / "dcgm_samples" / "day=2026-10-03" / "deadbeef_0_0.parquet"
+    orphan.parent.mkdir(parents=True)
+    stale = landed / "dcgm_samples" / "day=2026-10-01" / "cafe_0_0.parquet"
+    for file in (orphan, stale):
+        duckdb.sql(f"copy (select 1::bigint as series_id) to '{file}' (format parquet)")
+    with RawStore(db) as store:
+        assert store.con.sql("select count(*) from raw.dcgm_samples").fetchall() == [(2,)]
+    assert not orphan.exists() and not stale.exists()
+    assert not any((landed / ".pending").iterdir())
+
+
+def test_a_store_of_an_earlier_version_is_refused_with_what_to_do(tmp_path: Path):
+    db = tmp_path / "landed.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.sql("create schema raw")
+        con.sql("create table raw.dcgm_samples (series_id ubigint, ts timestamptz, value double)")
+    with pytest.raises(LegacyStore, match="before landed data was Parquet: ingest the source files again"):
+        RawStore(db)
