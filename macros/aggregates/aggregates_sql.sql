@@ -13,6 +13,9 @@
 {% macro default__value_at_max(value, order_by) -%}
     arg_max({{ value }}, {{ order_by }})
 {%- endmacro %}
+{% macro spark__value_at_max(value, order_by) -%}
+    max_by({{ value }}, case when {{ value }} is not null then {{ order_by }} end)
+{%- endmacro %}
 
 {#- An aggregate: `value` at the row where `order_by` is smallest (as value_at_max). -#}
 {% macro value_at_min(value, order_by) -%}
@@ -20,6 +23,9 @@
 {%- endmacro %}
 {% macro default__value_at_min(value, order_by) -%}
     arg_min({{ value }}, {{ order_by }})
+{%- endmacro %}
+{% macro spark__value_at_min(value, order_by) -%}
+    min_by({{ value }}, case when {{ value }} is not null then {{ order_by }} end)
 {%- endmacro %}
 
 {#- An aggregate (or window function): true when a boolean expression is true on every row, nulls

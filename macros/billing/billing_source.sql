@@ -29,9 +29,9 @@
             (select
             {%- for column in node.columns.values() %}
                 {% if column.name | lower in have -%}
-                    cast({{ adapter.quote(column.name) }} as {{ column.data_type }})
+                    cast({{ adapter.quote(column.name) }} as {{ sql_type(column.data_type) }})
                 {%- else -%}
-                    cast(null as {{ column.data_type }})
+                    cast(null as {{ sql_type(column.data_type) }})
                 {%- endif %} as {{ adapter.quote(column.name) }}{{ "," if not loop.last }}
             {%- endfor %}
             from {{ relation_sql }})

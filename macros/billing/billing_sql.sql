@@ -15,6 +15,12 @@
         lambda t: starts_with(t, '{{ prefix }}')
     )) > 0, false)
 {%- endmacro %}
+{% macro spark__json_list_has_type(json_column, prefix) -%}
+    coalesce(exists(
+        from_json({{ json_column }}, 'array<struct<type: string>>'),
+        c -> startswith(c.type, '{{ prefix }}')
+    ), false)
+{%- endmacro %}
 
 {#- The first id (or name) of the credits of a given type prefix in a GCP credits JSON list. -#}
 {% macro json_list_first_id(json_column, prefix) -%}
@@ -29,4 +35,13 @@
         ),
         lambda x: x is not null
     )[1]
+{%- endmacro %}
+{% macro spark__json_list_first_id(json_column, prefix) -%}
+    element_at(filter(
+        transform(
+            from_json({{ json_column }}, 'array<struct<type: string, id: string, full_name: string, name: string>>'),
+            c -> case when startswith(c.type, '{{ prefix }}') then coalesce(c.id, c.full_name, c.name) end
+        ),
+        x -> x is not null
+    ), 1)
 {%- endmacro %}

@@ -39,10 +39,10 @@
     {{ return(focus + (extensions if include_extensions else [])) }}
 {%- endmacro %}
 
-{#- The warehouse type of a focus_columns kind. -#}
+{#- The warehouse type of a focus_columns kind, in this engine's spelling. -#}
 {% macro focus_type(kind) -%}
-    {{ return({
+    {{ return(sql_type({
         'money': 'decimal(38, 10)', 'number': 'decimal(38, 10)', 'timestamp': 'timestamptz',
         'string': 'varchar', 'tags': 'json', 'json': 'json', 'integer': 'bigint', 'boolean': 'boolean',
-    }[kind]) }}
+    }[kind])) }}
 {%- endmacro %}

@@ -12,6 +12,9 @@
 {% macro default__unnest_rows(list_column, rows_alias, column_name) -%}
     (select unnest({{ list_column }}) as {{ column_name }}) as {{ rows_alias }}
 {%- endmacro %}
+{% macro spark__unnest_rows(list_column, rows_alias, column_name) -%}
+    lateral explode({{ list_column }}) as {{ rows_alias }}({{ column_name }})
+{%- endmacro %}
 
 {#- The select-list spelling of unnest_rows (`select t.a, {{ inventory_unnest('t.items', 'item') }} from t`),
     left for int_inventory__gpus until that model moves to unnest_rows. -#}
@@ -21,6 +24,9 @@
 {% macro default__inventory_unnest(list_column, alias) -%}
     unnest({{ list_column }}) as {{ alias }}
 {%- endmacro %}
+{% macro spark__inventory_unnest(list_column, alias) -%}
+    explode({{ list_column }}) as {{ alias }}
+{%- endmacro %}
 
 {#- The integers 0 .. n-1 as rows, as a from-clause item (n may name a column of the row before it). -#}
 {% macro integer_rows(n, rows_alias, column_name) -%}
@@ -28,6 +34,9 @@
 {%- endmacro %}
 {% macro default__integer_rows(n, rows_alias, column_name) -%}
     (select unnest(range(cast({{ n }} as bigint))) as {{ column_name }}) as {{ rows_alias }}
+{%- endmacro %}
+{% macro spark__integer_rows(n, rows_alias, column_name) -%}
+    lateral explode(case when {{ n }} > 0 then sequence(cast(0 as bigint), cast({{ n }} as bigint) - 1) end) as {{ rows_alias }}({{ column_name }})
 {%- endmacro %}
 
 {#- The first element of a list, null when the list is empty or null. -#}
@@ -37,6 +46,9 @@
 {% macro default__first_item(list_column) -%}
     {{ list_column }}[1]
 {%- endmacro %}
+{% macro spark__first_item(list_column) -%}
+    element_at({{ list_column }}, 1)
+{%- endmacro %}
 
 {#- Whether a list contains a value. -#}
 {% macro contains_item(list_column, value) -%}
@@ -45,6 +57,9 @@
 {% macro default__contains_item(list_column, value) -%}
     list_contains({{ list_column }}, {{ value }})
 {%- endmacro %}
+{% macro spark__contains_item(list_column, value) -%}
+    array_contains({{ list_column }}, {{ value }})
+{%- endmacro %}
 
 {#- The number of elements of a list (0 for null). -#}
 {% macro item_count(list_column) -%}
@@ -52,6 +67,9 @@
 {%- endmacro %}
 {% macro default__item_count(list_column) -%}
     coalesce(len({{ list_column }}), 0)
+{%- endmacro %}
+{% macro spark__item_count(list_column) -%}
+    coalesce(array_size({{ list_column }}), 0)
 {%- endmacro %}
 
 {#- The elements of a list as one text, `separator` (a SQL string expression) between them; null
@@ -62,6 +80,9 @@
 {% macro default__join_items(list_column, separator) -%}
     array_to_string({{ list_column }}, {{ separator }})
 {%- endmacro %}
+{% macro spark__join_items(list_column, separator) -%}
+    array_join({{ list_column }}, {{ separator }})
+{%- endmacro %}
 
 {#- A list of one value. -#}
 {% macro one_item_list(value) -%}
@@ -69,6 +90,9 @@
 {%- endmacro %}
 {% macro default__one_item_list(value) -%}
     [{{ value }}]
+{%- endmacro %}
+{% macro spark__one_item_list(value) -%}
+    array({{ value }})
 {%- endmacro %}
 
 {#- An empty list of strings (a job that ran on no node). -#}
@@ -78,6 +102,9 @@
 {% macro default__empty_string_list() -%}
     cast([] as varchar[])
 {%- endmacro %}
+{% macro spark__empty_string_list() -%}
+    cast(array() as array<string>)
+{%- endmacro %}
 
 {#- An aggregate: the sorted list of the distinct non-null values of an expression. -#}
 {% macro distinct_items_agg(expression) -%}
@@ -86,6 +113,9 @@
 {% macro default__distinct_items_agg(expression) -%}
     list_sort(list_distinct(list({{ expression }})))
 {%- endmacro %}
+{% macro spark__distinct_items_agg(expression) -%}
+    array_sort(collect_set({{ expression }}))
+{%- endmacro %}
 
 {#- The value of `key` (a SQL expression, e.g. "'team'") in a map column, null when absent. -#}
 {% macro map_value(map_column, key) -%}
@@ -93,6 +123,9 @@
 {%- endmacro %}
 {% macro default__map_value(map_column, key) -%}
     {{ map_column }}[{{ key }}]
+{%- endmacro %}
+{% macro spark__map_value(map_column, key) -%}
+    element_at({{ map_column }}, {{ key }})
 {%- endmacro %}
 
 {#- A map(varchar, varchar) of (key, value SQL expression) pairs, leaving out the pairs whose value
@@ -110,6 +143,16 @@
         lambda entry: entry.value is not null
     ))
 {%- endmacro %}
+{% macro spark__string_map(pairs) -%}
+    map_filter(
+        map(
+            {%- for key, value in pairs -%}
+            '{{ key }}', cast({{ value }} as string){{ ", " if not loop.last }}
+            {%- endfor -%}
+        ),
+        (k, v) -> v is not null
+    )
+{%- endmacro %}
 
 {#- A map as map(varchar, varchar), an empty map for null. -#}
 {% macro as_string_map(map_column) -%}
@@ -117,4 +160,7 @@
 {%- endmacro %}
 {% macro default__as_string_map(map_column) -%}
     cast(coalesce({{ map_column }}, map()) as map(varchar, varchar))
+{%- endmacro %}
+{% macro spark__as_string_map(map_column) -%}
+    coalesce(cast({{ map_column }} as map<string, string>), cast(map() as map<string, string>))
 {%- endmacro %}

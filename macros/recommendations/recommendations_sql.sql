@@ -26,3 +26,16 @@
         else {{ instance_type }}
     end
 {%- endmacro %}
+{% macro spark__recommendations_instance_family(provider, instance_type) -%}
+    case
+        when {{ provider }} = 'aws' and instr({{ instance_type }}, '.') > 0
+            then split_part({{ instance_type }}, '.', 1)
+        when {{ provider }} = 'gcp' and instr({{ instance_type }}, '-') > 0
+            then split_part({{ instance_type }}, '-', 1)
+        when {{ provider }} = 'azure'
+            then regexp_replace(
+                regexp_replace({{ instance_type }}, '^Standard_', ''), '^([A-Za-z]+)[0-9]+', '$1'
+            )
+        else {{ instance_type }}
+    end
+{%- endmacro %}

@@ -1,7 +1,8 @@
 {#-
     A landed raw table, or an empty relation with its documented columns when that source was never
     ingested: any subset of sources builds (CONTRACT §7). The columns and types come from the source's
-    YAML (`columns:` with `data_type:`), so the empty relation has the same shape as a real one.
+    YAML (`columns:` with `data_type:`, spelt for the engine by sql_type), so the empty relation has the
+    same shape as a real one.
 -#}
 {% macro source_or_empty(source_name, table_name) -%}
     {{ return(adapter.dispatch('source_or_empty', 'gpu_ledger')(source_name, table_name)) }}
@@ -20,7 +21,7 @@
         {%- endif -%}
         (select
         {%- for column in node.columns.values() %}
-            cast(null as {{ column.data_type }}) as {{ adapter.quote(column.name) }}{{ "," if not loop.last }}
+            cast(null as {{ sql_type(column.data_type) }}) as {{ adapter.quote(column.name) }}{{ "," if not loop.last }}
         {%- endfor %}
         where false)
     {%- endif -%}

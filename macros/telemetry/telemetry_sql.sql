@@ -24,5 +24,5 @@
         {{ return(none) }}
     {%- endif -%}
     {%- set lookback = modules.datetime.timedelta(hours=var('telemetry_incremental_lookback_hours', 1)) -%}
-    {{ return("cast('" ~ (newest - lookback).isoformat() ~ "' as timestamp with time zone)") }}
+    {{ return("cast('" ~ (newest - lookback).isoformat() ~ "' as " ~ sql_type('timestamptz') ~ ")") }}
 {%- endmacro %}

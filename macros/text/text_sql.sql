@@ -12,6 +12,9 @@
 {% macro default__regexp_contains(text, pattern) -%}
     regexp_matches({{ text }}, '{{ pattern }}')
 {%- endmacro %}
+{% macro spark__regexp_contains(text, pattern) -%}
+    ({{ text }} rlike '{{ pattern }}')
+{%- endmacro %}
 
 {#- The first capture group of a regular expression's first match; null when nothing matches or the
     group is empty. -#}
@@ -28,6 +31,9 @@
 {%- endmacro %}
 {% macro default__regexp_int(text, pattern) -%}
     try_cast(nullif(regexp_extract({{ text }}, '{{ pattern }}', 1), '') as integer)
+{%- endmacro %}
+{% macro spark__regexp_int(text, pattern) -%}
+    cast(nullif(regexp_extract({{ text }}, '{{ pattern }}', 1), '') as integer)
 {%- endmacro %}
 
 {#- The last segment of a path such as an ARM resource id or projects/p/instances/name (trailing
@@ -55,6 +61,9 @@
 {% macro default__has_prefix(text, prefix) -%}
     starts_with({{ text }}, {{ prefix }})
 {%- endmacro %}
+{% macro spark__has_prefix(text, prefix) -%}
+    startswith({{ text }}, {{ prefix }})
+{%- endmacro %}
 
 {#- A number as text with thousands separators and `decimals` decimals (`1234.5`, 1 -> `1,234.5`),
     for sentences such as the recommendations' rationales. -#}
@@ -64,6 +73,9 @@
 {% macro default__format_number(expression, decimals=0) -%}
     format('{:,.{{ decimals }}f}', cast({{ expression }} as double))
 {%- endmacro %}
+{% macro spark__format_number(expression, decimals=0) -%}
+    format_number(cast({{ expression }} as double), {{ decimals }})
+{%- endmacro %}
 
 {#- True when a text column holds valid JSON (null for null). -#}
 {% macro is_json(text) -%}
@@ -71,6 +83,9 @@
 {%- endmacro %}
 {% macro default__is_json(text) -%}
     json_valid({{ text }})
+{%- endmacro %}
+{% macro spark__is_json(text) -%}
+    case when {{ text }} is not null then get_json_object({{ text }}, '$') is not null end
 {%- endmacro %}
 
 {#- A string member of a JSON text column at a JSON path, null when the text is not JSON. -#}
@@ -80,6 +95,9 @@
 {% macro default__json_text(json_column, path) -%}
     case when json_valid({{ json_column }}) then json_extract_string({{ json_column }}, '{{ path }}') end
 {%- endmacro %}
+{% macro spark__json_text(json_column, path) -%}
+    get_json_object({{ json_column }}, '{{ path }}')
+{%- endmacro %}
 
 {#- A map(varchar, varchar) as a JSON object (FOCUS Tags). -#}
 {% macro map_to_json(map_column) -%}
@@ -87,4 +105,7 @@
 {%- endmacro %}
 {% macro default__map_to_json(map_column) -%}
     cast(to_json({{ map_column }}) as json)
+{%- endmacro %}
+{% macro spark__map_to_json(map_column) -%}
+    to_json({{ map_column }})
 {%- endmacro %}

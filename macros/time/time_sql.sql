@@ -12,6 +12,9 @@
 {% macro default__seconds_between(start_ts, end_ts) -%}
     ((epoch_us({{ end_ts }}) - epoch_us({{ start_ts }})) / 1000000.0)
 {%- endmacro %}
+{% macro spark__seconds_between(start_ts, end_ts) -%}
+    (cast(unix_micros({{ end_ts }}) - unix_micros({{ start_ts }}) as double) / 1000000)
+{%- endmacro %}
 
 {#- An instant plus a number of seconds (negative to go back; fractions to the microsecond). -#}
 {% macro add_seconds(ts, seconds) -%}
@@ -19,6 +22,9 @@
 {%- endmacro %}
 {% macro default__add_seconds(ts, seconds) -%}
     ({{ ts }} + to_seconds(cast({{ seconds }} as double)))
+{%- endmacro %}
+{% macro spark__add_seconds(ts, seconds) -%}
+    timestamp_micros(unix_micros({{ ts }}) + cast(cast({{ seconds }} as double) * 1000000 as bigint))
 {%- endmacro %}
 
 {#- The start of the UTC `part` (hour, day, month, ...) an instant falls in, as an instant. -#}
@@ -28,6 +34,9 @@
 {% macro default__utc_trunc(part, ts) -%}
     timezone('UTC', date_trunc('{{ part }}', timezone('UTC', {{ ts }})))
 {%- endmacro %}
+{% macro spark__utc_trunc(part, ts) -%}
+    date_trunc('{{ part }}', {{ ts }})
+{%- endmacro %}
 
 {#- The UTC calendar date of an instant. -#}
 {% macro utc_date(ts) -%}
@@ -35,6 +44,9 @@
 {%- endmacro %}
 {% macro default__utc_date(ts) -%}
     cast(timezone('UTC', {{ ts }}) as date)
+{%- endmacro %}
+{% macro spark__utc_date(ts) -%}
+    to_date({{ ts }})
 {%- endmacro %}
 
 {#- Midnight UTC of a date (or a naive UTC timestamp), as an instant. -#}
@@ -44,6 +56,9 @@
 {% macro default__utc_midnight(d) -%}
     timezone('UTC', cast({{ d }} as timestamp))
 {%- endmacro %}
+{% macro spark__utc_midnight(d) -%}
+    cast(to_date({{ d }}) as timestamp)
+{%- endmacro %}
 
 {#- Midnight UTC of the first day of a 'YYYYMM' month (GCP's invoice.month), as an instant. -#}
 {% macro yyyymm_month_start(month_text) -%}
@@ -51,6 +66,9 @@
 {%- endmacro %}
 {% macro default__yyyymm_month_start(month_text) -%}
     timezone('UTC', cast(strptime({{ month_text }}, '%Y%m') as timestamp))
+{%- endmacro %}
+{% macro spark__yyyymm_month_start(month_text) -%}
+    to_timestamp({{ month_text }}, 'yyyyMM')
 {%- endmacro %}
 
 {#- The billing period (calendar month, UTC) of an instant, as 'YYYY-MM'. -#}
@@ -60,6 +78,9 @@
 {% macro default__month_key(ts) -%}
     strftime(timezone('UTC', {{ ts }}), '%Y-%m')
 {%- endmacro %}
+{% macro spark__month_key(ts) -%}
+    date_format({{ ts }}, 'yyyy-MM')
+{%- endmacro %}
 
 {#- Hours in the UTC calendar month of an instant (672 to 744). -#}
 {% macro hours_in_month(ts) -%}
@@ -67,6 +88,9 @@
 {%- endmacro %}
 {% macro default__hours_in_month(ts) -%}
     (extract(day from last_day(cast(timezone('UTC', {{ ts }}) as date))) * 24)
+{%- endmacro %}
+{% macro spark__hours_in_month(ts) -%}
+    (day(last_day(to_date({{ ts }}))) * 24)
 {%- endmacro %}
 
 {#- An instant as ISO 8601 UTC text to the second (`2024-03-01T13:05:00Z`), as ids and exports
@@ -77,6 +101,9 @@
 {% macro default__utc_iso_text(ts) -%}
     strftime(timezone('UTC', {{ ts }}), '%Y-%m-%dT%H:%M:%SZ')
 {%- endmacro %}
+{% macro spark__utc_iso_text(ts) -%}
+    concat(date_format({{ ts }}, 'yyyy-MM-dd'), 'T', date_format({{ ts }}, 'HH:mm:ss'), 'Z')
+{%- endmacro %}
 
 {#- An instant as text for people, to the minute (`2024-03-01 13:05 UTC`). -#}
 {% macro utc_minute_label(ts) -%}
@@ -84,6 +111,9 @@
 {%- endmacro %}
 {% macro default__utc_minute_label(ts) -%}
     (strftime(timezone('UTC', {{ ts }}), '%Y-%m-%d %H:%M') || ' UTC')
+{%- endmacro %}
+{% macro spark__utc_minute_label(ts) -%}
+    concat(date_format({{ ts }}, 'yyyy-MM-dd HH:mm'), ' UTC')
 {%- endmacro %}
 
 {#- The day of the week of a date, 0 (Sunday) to 6 (Saturday). -#}
@@ -93,6 +123,9 @@
 {% macro default__day_of_week(date_expr) -%}
     dayofweek({{ date_expr }})
 {%- endmacro %}
+{% macro spark__day_of_week(date_expr) -%}
+    (dayofweek({{ date_expr }}) - 1)
+{%- endmacro %}
 
 {#- A date plus a whole number of months. -#}
 {% macro add_months(date_expr, months_expr) -%}
@@ -100,6 +133,9 @@
 {%- endmacro %}
 {% macro default__add_months(date_expr, months_expr) -%}
     cast({{ date_expr }} + to_months(cast({{ months_expr }} as integer)) as date)
+{%- endmacro %}
+{% macro spark__add_months(date_expr, months_expr) -%}
+    add_months({{ date_expr }}, cast({{ months_expr }} as integer))
 {%- endmacro %}
 
 {#- Every clock hour start in [start_ts, end_ts) as a list. -#}
@@ -113,6 +149,13 @@
         interval 1 hour
     )
 {%- endmacro %}
+{% macro spark__hour_starts(start_ts, end_ts) -%}
+    case when {{ end_ts }} > {{ start_ts }} then sequence(
+        {{ utc_trunc('hour', start_ts) }},
+        {{ end_ts }} - interval 1 microsecond,
+        interval 1 hour
+    ) end
+{%- endmacro %}
 
 {#- One row per clock hour that [start_ts, end_ts) touches, as a select-list expression. -#}
 {% macro unnest_hour_starts(start_ts, end_ts) -%}
@@ -120,6 +163,9 @@
 {%- endmacro %}
 {% macro default__unnest_hour_starts(start_ts, end_ts) -%}
     unnest({{ hour_starts(start_ts, end_ts) }})
+{%- endmacro %}
+{% macro spark__unnest_hour_starts(start_ts, end_ts) -%}
+    explode({{ hour_starts(start_ts, end_ts) }})
 {%- endmacro %}
 
 {#- One row per calendar date from start_date to end_date, both included, as a select-list
@@ -133,4 +179,9 @@
         cast({{ end_date }} as timestamp),
         interval 1 day
     )) as date)
+{%- endmacro %}
+{% macro spark__unnest_dates(start_date, end_date) -%}
+    explode(case when cast({{ end_date }} as date) >= cast({{ start_date }} as date) then sequence(
+        cast({{ start_date }} as date), cast({{ end_date }} as date), interval 1 day
+    ) end)
 {%- endmacro %}

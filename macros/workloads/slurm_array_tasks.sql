@@ -19,3 +19,15 @@
         )
     ))
 {%- endmacro %}
+{% macro spark__workloads_expand_array_tasks(expression) -%}
+    flatten(transform(
+        split(regexp_replace(trim(both '[]' from {{ expression }}), '%.*$', ''), ','),
+        r -> transform(
+            sequence(
+                cast(split_part(r, '-', 1) as integer),
+                cast(coalesce(nullif(split_part(r, '-', 2), ''), split_part(r, '-', 1)) as integer)
+            ),
+            x -> cast(x as string)
+        )
+    ))
+{%- endmacro %}

@@ -217,10 +217,10 @@ idle_rows as (
         cast(null as integer) as mig_instance_id,
         gpu_hours.hour_start,
         'idle' as consumer_type,
-        cast(null as varchar) as job_key,
+        cast(null as string) as job_key,
         gpu_hours.owner_team as team,
         gpu_hours.owner_project as project,
-        cast(null as varchar) as workload_class,
+        cast(null as string) as workload_class,
         gpu_hours.owner_environment as environment,
         greatest(0, 1 - coalesce(job_totals.weighted_seconds, 0) / nullif(gpu_hours.provisioned_seconds, 0))
             as share,

@@ -72,10 +72,10 @@ final as (
         coalesce(billing_currency, 'USD') as BillingCurrency,
         coalesce(billing_period_end_at, {{ utc_trunc('month', 'usage_start_at') }} + interval 1 month) as BillingPeriodEnd,
         coalesce(billing_period_start_at, {{ utc_trunc('month', 'usage_start_at') }}) as BillingPeriodStart,
-        cast(null as varchar) as CapacityReservationId,
-        cast(null as varchar) as CapacityReservationStatus,
+        cast(null as string) as CapacityReservationId,
+        cast(null as string) as CapacityReservationStatus,
         charge_category as ChargeCategory,
-        cast(null as varchar) as ChargeClass,
+        cast(null as string) as ChargeClass,
         line_item_description as ChargeDescription,
         case
             when is_usage_line then 'Usage-Based'
@@ -93,7 +93,7 @@ final as (
             else 'Spend'
         end as CommitmentDiscountCategory,
         commitment_arn as CommitmentDiscountId,
-        cast(null as varchar) as CommitmentDiscountName,
+        cast(null as string) as CommitmentDiscountName,
         cast(null as double) as CommitmentDiscountQuantity,
         case
             when commitment_arn is null then null
@@ -105,7 +105,7 @@ final as (
             when reservation_arn is not null then 'Reserved Instance'
             else 'Savings Plan'
         end as CommitmentDiscountType,
-        cast(null as varchar) as CommitmentDiscountUnit,
+        cast(null as string) as CommitmentDiscountUnit,
         case when line_item_type <> 'SavingsPlanNegation' and is_usage_line then usage_amount end as ConsumedQuantity,
         case when line_item_type <> 'SavingsPlanNegation' and is_usage_line then pricing_unit end as ConsumedUnit,
         case
@@ -148,7 +148,7 @@ final as (
         coalesce(region_code, {{ regexp_group('availability_zone', '^([a-z]+-[a-z]+-[0-9]+)') }}) as RegionId,
         region_name as RegionName,
         resource_id as ResourceId,
-        cast(null as varchar) as ResourceName,
+        cast(null as string) as ResourceName,
         case when is_instance_usage then 'Instance' end as ResourceType,
         case
             when product_code in ('AmazonEC2', 'ComputeSavingsPlans', 'AmazonEKS', 'AmazonECS', 'AWSLambda')
@@ -164,10 +164,10 @@ final as (
             else 'Other'
         end as ServiceCategory,
         coalesce(product_name, service_code, product_code, 'AWS') as ServiceName,
-        cast(null as varchar) as ServiceSubcategory,
+        cast(null as string) as ServiceSubcategory,
         sku_id as SkuId,
         usage_type as SkuMeter,
-        cast(null as varchar) as SkuPriceDetails,
+        cast(null as string) as SkuPriceDetails,
         sku_price_id as SkuPriceId,
         usage_account_id as SubAccountId,
         usage_account_name as SubAccountName,
@@ -184,11 +184,11 @@ final as (
             when is_spot then 'Spot'
             when is_usage_line then 'OnDemand'
         end as x_PricingCategory,
-        cast(null as varchar) as x_CostView,
+        cast(null as string) as x_CostView,
         derived_instance_type as x_InstanceType,
         case when is_instance_usage then resource_id end as x_InstanceId,
-        cast(null as varchar) as x_Hostname,
-        cast(null as varchar) as x_GpuModel,
+        cast(null as string) as x_Hostname,
+        cast(null as string) as x_GpuModel,
         bill_gpu_count as x_GpuCount,
         case when is_bill_accelerator or bill_gpu_count is not null then true end as x_IsGpuInstance,
         case

@@ -69,10 +69,10 @@ final as (
         {{ utc_midnight('coalesce(billing_period_end_date + 1, billing_month + interval 1 month)') }}
             as BillingPeriodEnd,
         {{ utc_midnight('coalesce(billing_period_start_date, billing_month)') }} as BillingPeriodStart,
-        cast(null as varchar) as CapacityReservationId,
-        cast(null as varchar) as CapacityReservationStatus,
+        cast(null as string) as CapacityReservationId,
+        cast(null as string) as CapacityReservationStatus,
         charge_category as ChargeCategory,
-        cast(null as varchar) as ChargeClass,
+        cast(null as string) as ChargeClass,
         coalesce(meter_name, product_name) as ChargeDescription,
         case
             when charge_category = 'Purchase' and frequency = 'Recurring' then 'Recurring'
@@ -101,7 +101,7 @@ final as (
             when pricing_model = 'SavingsPlan' or lower(benefit_id) like '%savingsplan%' then 'Savings Plan'
             else 'Reservation'
         end as CommitmentDiscountType,
-        cast(null as varchar) as CommitmentDiscountUnit,
+        cast(null as string) as CommitmentDiscountUnit,
         case when charge_category = 'Usage' then quantity end as ConsumedQuantity,
         case when charge_category = 'Usage' then unit_of_measure end as ConsumedUnit,
         coalesce(unit_price * quantity, payg_cost, payg_price * quantity, cost, 0) as ContractedCost,
@@ -154,7 +154,7 @@ final as (
         meter_subcategory as ServiceSubcategory,
         coalesce(meter_id, part_number) as SkuId,
         meter_name as SkuMeter,
-        cast(null as varchar) as SkuPriceDetails,
+        cast(null as string) as SkuPriceDetails,
         part_number as SkuPriceId,
         subscription_id as SubAccountId,
         subscription_name as SubAccountName,
@@ -169,8 +169,8 @@ final as (
         cost_view as x_CostView,
         vm_size as x_InstanceType,
         instance_id as x_InstanceId,
-        cast(null as varchar) as x_Hostname,
-        cast(null as varchar) as x_GpuModel,
+        cast(null as string) as x_Hostname,
+        cast(null as string) as x_GpuModel,
         cast(null as integer) as x_GpuCount,
         -- the bill's own word: Virtual Machines meters of the N series (NC, ND, NV, NG) are GPU VMs
         case

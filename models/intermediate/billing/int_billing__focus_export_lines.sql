@@ -161,10 +161,10 @@ final as (
             when pricing_category = 'Dynamic' then 'Spot'
             when pricing_category = 'Standard' and charge_category = 'Usage' then 'OnDemand'
         end as x_PricingCategory,
-        cast(null as varchar) as x_CostView,
+        cast(null as string) as x_CostView,
         instance_type as x_InstanceType,
         instance_id as x_InstanceId,
-        cast(null as varchar) as x_Hostname,
+        cast(null as string) as x_Hostname,
         nullif(trim(x_GpuModel), '') as x_GpuModel,
         nullif({{ regexp_int('x_GpuCount', '^ *([0-9]+)') }}, 0) as x_GpuCount,
         cast(null as boolean) as x_IsGpuInstance,

@@ -112,7 +112,7 @@ final as (
         {%- if kind == 'tags' %}
         {{ as_string_map(name) }} as {{ name }},
         {%- elif kind == 'json' %}
-        cast({{ name }} as varchar) as {{ name }},
+        cast({{ name }} as string) as {{ name }},
         {%- else %}
         cast({{ name }} as {{ focus_type(kind) }}) as {{ name }},
         {%- endif %}

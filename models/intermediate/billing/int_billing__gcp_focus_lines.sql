@@ -57,7 +57,7 @@ final as (
         zone as AvailabilityZone,
         coalesce(cost, 0) + coalesce(credits_amount, 0) as BilledCost,
         billing_account_id as BillingAccountId,
-        cast(null as varchar) as BillingAccountName,
+        cast(null as string) as BillingAccountName,
         'Billing Account' as BillingAccountType,
         coalesce(currency, 'USD') as BillingCurrency,
         coalesce(
@@ -66,8 +66,8 @@ final as (
         ) as BillingPeriodEnd,
         coalesce({{ yyyymm_month_start('invoice_month') }}, {{ utc_trunc('month', 'usage_start_at') }})
             as BillingPeriodStart,
-        cast(null as varchar) as CapacityReservationId,
-        cast(null as varchar) as CapacityReservationStatus,
+        cast(null as string) as CapacityReservationId,
+        cast(null as string) as CapacityReservationStatus,
         case lower(cost_type)
             when 'regular' then 'Usage'
             when 'tax' then 'Tax'
@@ -75,7 +75,7 @@ final as (
             when 'rounding_error' then 'Adjustment'
             else 'Usage'
         end as ChargeCategory,
-        cast(null as varchar) as ChargeClass,
+        cast(null as string) as ChargeClass,
         sku_description as ChargeDescription,
         case when lower(cost_type) = 'regular' or cost_type is null then 'Usage-Based' else 'One-Time' end
             as ChargeFrequency,
@@ -84,18 +84,18 @@ final as (
         usage_start_at as ChargePeriodStart,
         case when has_cud then 'Usage' end as CommitmentDiscountCategory,
         case when has_cud then coalesce(cud_id, 'committed-use-discount') end as CommitmentDiscountId,
-        cast(null as varchar) as CommitmentDiscountName,
+        cast(null as string) as CommitmentDiscountName,
         cast(null as double) as CommitmentDiscountQuantity,
         case when has_cud and (lower(cost_type) = 'regular' or cost_type is null) then 'Used' end
             as CommitmentDiscountStatus,
         case when has_cud then 'Committed Use Discount' end as CommitmentDiscountType,
-        cast(null as varchar) as CommitmentDiscountUnit,
+        cast(null as string) as CommitmentDiscountUnit,
         usage_amount as ConsumedQuantity,
         usage_unit as ConsumedUnit,
         coalesce(cost, 0) as ContractedCost,
         price_effective_price as ContractedUnitPrice,
         coalesce(cost, 0) + coalesce(credits_amount, 0) as EffectiveCost,
-        cast(null as varchar) as InvoiceId,
+        cast(null as string) as InvoiceId,
         coalesce(seller_name, 'Google') as InvoiceIssuerName,
         coalesce(cost_at_list, cost, 0) as ListCost,
         cast(null as double) as ListUnitPrice,
@@ -129,10 +129,10 @@ final as (
             else 'Other'
         end as ServiceCategory,
         coalesce(service_description, 'Google Cloud') as ServiceName,
-        cast(null as varchar) as ServiceSubcategory,
+        cast(null as string) as ServiceSubcategory,
         sku_id as SkuId,
         sku_description as SkuMeter,
-        cast(null as varchar) as SkuPriceDetails,
+        cast(null as string) as SkuPriceDetails,
         sku_id as SkuPriceId,
         project_id as SubAccountId,
         project_name as SubAccountName,
@@ -144,11 +144,11 @@ final as (
         source_row as x_SourceRow,
         cost_type as x_ChargeType,
         case when has_cud then 'CommittedUse' when is_spot then 'Spot' else 'OnDemand' end as x_PricingCategory,
-        cast(null as varchar) as x_CostView,
+        cast(null as string) as x_CostView,
         vm_machine_type as x_InstanceType,
         case when vm_machine_type is not null then {{ last_path_segment('vm_resource_name') }} end as x_InstanceId,
-        cast(null as varchar) as x_Hostname,
-        cast(null as varchar) as x_GpuModel,
+        cast(null as string) as x_Hostname,
+        cast(null as string) as x_GpuModel,
         cast(nullif(round(vm_gpu_seconds / nullif({{ seconds_between(
             'usage_start_at',
             'case when usage_end_at > usage_start_at then usage_end_at else usage_start_at + interval 1 hour end'

@@ -26,7 +26,7 @@ final as (
     select
         -- ids
         'generic:' || source_scheduler || ':' || coalesce(cluster, source_scheduler) || ':' || job_id
-        || coalesce(':' || cast(attempt as varchar), '') as job_key,
+        || coalesce(':' || cast(attempt as string), '') as job_key,
         coalesce(cluster, source_scheduler) as cluster,
         source_scheduler,
         job_id,

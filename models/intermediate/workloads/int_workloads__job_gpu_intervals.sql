@@ -119,7 +119,7 @@ labelled_gpus as (
 labelled_intervals as (
     select
         held_intervals.job_key,
-        coalesce(labelled_gpus.gpu_uuid, labelled_gpus.hostname || ':' || cast(labelled_gpus.gpu_index as varchar))
+        coalesce(labelled_gpus.gpu_uuid, labelled_gpus.hostname || ':' || cast(labelled_gpus.gpu_index as string))
             as gpu_uuid,
         labelled_gpus.hostname,
         labelled_gpus.mig_instance_id,
@@ -218,7 +218,7 @@ spread_unknown_hosts as (
 spread_assumed_gpus as (
     select
         spread_unknown_hosts.job_key,
-        coalesce(spread_unknown_hosts.instance_id, spread_unknown_hosts.hostname) || ':' || cast(gpu_slot.i as varchar)
+        coalesce(spread_unknown_hosts.instance_id, spread_unknown_hosts.hostname) || ':' || cast(gpu_slot.i as string)
             as gpu_uuid,
         spread_unknown_hosts.hostname,
         spread_unknown_hosts.gpus_on_host / spread_unknown_hosts.assumed_gpu_count as share,
@@ -234,7 +234,7 @@ spread_intervals as (
         gpu_uuid,
         hostname,
         cast(null as integer) as mig_instance_id,
-        cast(null as varchar) as mig_profile,
+        cast(null as string) as mig_profile,
         share,
         started_at,
         held_until as ended_at,

@@ -83,7 +83,7 @@ scheduler_freshness as (
     select
         'scheduler' as source_group,
         'slurm_sacct' as source,
-        cast(null as varchar) as provider,
+        cast(null as string) as provider,
         'sacct rows (allocations and steps)' as record_kind,
         count(*) as records,
         min(submitted_at) as data_from,
@@ -94,7 +94,7 @@ scheduler_freshness as (
     select
         'scheduler' as source_group,
         'k8s_pods' as source,
-        cast(null as varchar) as provider,
+        cast(null as string) as provider,
         'pod snapshots' as record_kind,
         count(distinct snapshot_at) as records,
         min(snapshot_at) as data_from,
@@ -105,7 +105,7 @@ scheduler_freshness as (
     select
         'scheduler' as source_group,
         'k8s_nodes' as source,
-        cast(null as varchar) as provider,
+        cast(null as string) as provider,
         'node snapshots' as record_kind,
         count(distinct snapshot_at) as records,
         min(snapshot_at) as data_from,
@@ -116,7 +116,7 @@ scheduler_freshness as (
     select
         'scheduler' as source_group,
         'generic_jobs' as source,
-        cast(null as varchar) as provider,
+        cast(null as string) as provider,
         'job rows' as record_kind,
         count(*) as records,
         min(submitted_at) as data_from,
@@ -142,7 +142,7 @@ business_freshness as (
     select
         'business' as source_group,
         'inference_requests' as source,
-        cast(null as varchar) as provider,
+        cast(null as string) as provider,
         'request counts (day x model x environment)' as record_kind,
         count(*) as records,
         {{ utc_midnight('min(request_date)') }} as data_from,
@@ -153,7 +153,7 @@ business_freshness as (
     select
         'business' as source_group,
         'model_deployments' as source,
-        cast(null as varchar) as provider,
+        cast(null as string) as provider,
         'deployments' as record_kind,
         count(*) as records,
         min(deployed_at) as data_from,
@@ -164,7 +164,7 @@ business_freshness as (
     select
         'business' as source_group,
         'business_value' as source,
-        cast(null as varchar) as provider,
+        cast(null as string) as provider,
         'project months' as record_kind,
         count(*) as records,
         {{ utc_midnight('min(value_month)') }} as data_from,
@@ -195,8 +195,8 @@ final as (
         -- numerics
         cast(records as bigint) as records,
         -- timestamps
-        cast(data_from as timestamp with time zone) as data_from,
-        cast(data_to as timestamp with time zone) as data_to
+        cast(data_from as {{ sql_type('timestamptz') }}) as data_from,
+        cast(data_to as {{ sql_type('timestamptz') }}) as data_to
     from unioned
 )
 

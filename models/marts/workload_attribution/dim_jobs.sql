@@ -15,7 +15,7 @@ final as (
         attempt,
         -- dimensions
         name,
-        "user",
+        {{ adapter.quote('user') }},
         team,
         project,
         cost_centre,

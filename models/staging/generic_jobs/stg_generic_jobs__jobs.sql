@@ -12,7 +12,7 @@ renamed as (
         cast(attempt as integer) as attempt,
         -- owner
         name as job_name,
-        "user" as user_name,
+        {{ adapter.quote('user') }} as user_name,
         team,
         project,
         cost_centre,
