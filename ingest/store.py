@@ -196,11 +196,12 @@ class RawStore:
 
         `replaced`: manifest entries (load_id, tables) of the loads this one took the place of.
         """
-        self._move_in(self.pending / load_id)
+        tables = self._move_in(self.pending / load_id)
         self._written.pop(load_id, None)
         for old in replaced:
             self._delete_files({old["load_id"]}, old["tables"] or [])
-        self.refresh_views()
+            tables |= set(old["tables"] or [])
+        self.refresh_views(tables)
 
     def discard_load(self, load_id: str) -> None:
         """The load did not commit: its pending files go."""
@@ -215,9 +216,11 @@ class RawStore:
             ).fetchall()
         ]
 
-    def refresh_views(self) -> None:
-        """A view raw.<table> over each table folder's files, at their absolute path; none for a table
-        whose files are all gone."""
+    def refresh_views(self, tables: set[str] | None = None) -> None:
+        """A view raw.<table> over each table folder's files (of these tables, or all), at their absolute
+        path; none for a table whose files are all gone. A view binds to whatever files are there
+        when it is queried, columns a newer file brings included, so it needs replacing only when
+        its table gains its first file, or when the store was opened (the home may have moved)."""
         views = {
             r[0]
             for r in self.con.sql(
@@ -225,35 +228,39 @@ class RawStore:
                 "where table_schema = 'raw' and table_type = 'VIEW'"
             ).fetchall()
         }
-        for folder in sorted(self.files.iterdir()):
+        folders = [self.files / t for t in sorted(tables)] if tables is not None else sorted(self.files.iterdir())
+        for folder in folders:
             table = folder.name
             if table.startswith((".", "_")) or table in DUCKDB_TABLES or not folder.is_dir():
                 continue
             hive = table in PARTITIONS
             pattern = "*/*.parquet" if hive else "*.parquet"
-            if any(folder.glob(pattern)):
+            present = any(folder.glob(pattern))
+            if present and (tables is None or table not in views):
                 options = ", hive_partitioning = true" if hive else ""
                 self.con.sql(
                     f"create or replace view raw.{table} as select * from "
                     f"read_parquet({_quote(folder / pattern)}, union_by_name = true{options})"
                 )
-            elif table in views:
+            elif not present and table in views:
                 self.con.sql(f"drop view raw.{table}")
 
     # ------------------------------------------------------------------ files
     def _current(self) -> set[str]:
         return {r[0] for r in self.con.sql(f"select load_id from {MANIFEST} where status = 'loaded'").fetchall()}
 
-    def _move_in(self, folder: Path) -> bool:
-        """Rename every file under a load's pending folder to the same place under landed/; then remove it."""
-        moved = False
+    def _move_in(self, folder: Path) -> set[str]:
+        """Rename every file under a load's pending folder to the same place under landed/, remove the
+        folder; returns the tables that gained files."""
+        tables = set()
         for source in sorted(folder.rglob("*.parquet")):
-            target = self.files / source.relative_to(folder)
+            relative = source.relative_to(folder)
+            target = self.files / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(source, target)
-            moved = True
+            tables.add(relative.parts[0])
         shutil.rmtree(folder, ignore_errors=True)
-        return moved
+        return tables
 
     def _data_files(self, tables: list[str] | None = None) -> list[Path]:
         """The Parquet files of these tables (of every table when None)."""

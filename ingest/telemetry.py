@@ -92,10 +92,12 @@ def land_series(
     samples: duckdb.DuckDBPyRelation,
     *,
     nan_is_stale: bool = False,
+    ordered: bool = False,
 ) -> None:
     """Land series (series_no, labels) and their samples (series_no, ts, value).
 
     `nan_is_stale`: NaN is the format's staleness marker and means "no value" (else it is rejected).
+    `ordered`: the format has checked that each series' times strictly increase.
     """
     con = ctx.store.con
     metric_case = " ".join(f"when '{old}' then '{new}'" for old, new in OLD_METRIC_NAMES.items())
@@ -115,18 +117,20 @@ def land_series(
     if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
         raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")
     ctx.land("dcgm_series", con.sql("select * exclude (series_no) from _series"), count=False)
+    # a view: the checks and the write each join again, cheaper than a copy of every sample (so
+    # `samples` must read tables of this connection, not Python objects)
     con.sql(f"""
-        create or replace temp table _samples as
+        create or replace temp view _samples as
         select s.series_id, s.series_no, s.metric, p.ts, p.value
-        from samples p join _series s using (series_no)
+        from ({samples.sql_query()}) p join _series s using (series_no)
         where p.value is not null
           and not (p.value >= {DCGM_BLANK_THRESHOLD} and not isinf(p.value) and not isnan(p.value))
           {"and not isnan(p.value)" if nan_is_stale else ""}
     """)
-    _check(ctx)
+    _check(ctx, ordered=ordered)
     # straight from the relation to Parquet, without a trip through Python
     ctx.land("dcgm_samples", con.sql("select series_id, cast(ts as timestamptz) as ts, value from _samples"))
-    con.sql("drop table _samples")
+    con.sql("drop view _samples")
     con.sql("drop table _series")
 
 
@@ -150,61 +154,78 @@ RANGES = {
 }
 
 
-def _check(ctx: LoadContext) -> None:
-    """Reject impossible values and duplicated samples, naming the first offending series and time."""
+def _check(ctx: LoadContext, *, ordered: bool) -> None:
+    """Reject impossible values and duplicated samples, naming the first offending series and time.
+
+    One pass finds the first problem in this order: a non-finite value, a time out of range, a value
+    out of its metric's range (metrics in RANGES order); within each, the first series and time.
+    `ordered`: the format checked that each series' times strictly increase, so a duplicate can only
+    be two series of one label set, and the samples need no grouping to find it.
+    """
     con = ctx.store.con
-    rows = con.sql(
-        "select series_no, ts, value from _samples where isinf(value) or isnan(value) "
-        "order by series_no, ts limit 1"
-    ).fetchall()
-    if rows:
-        series_no, ts, value = rows[0]
-        metric = con.sql("select metric from _series where series_no = $n", params={"n": series_no})
-        raise ctx.error(
-            f"{_describe(con, series_no)} has value {_prometheus(value)} at {ts:%Y-%m-%dT%H:%M:%SZ}",
-            column=metric.fetchall()[0][0],
-            expected="a finite reading (a missing value is a DCGM blank, at or above 2^62, or no sample)",
-        )
     earliest, latest = EARLIEST_SAMPLE, datetime.now(UTC) + LATEST_AHEAD
+    ranges = ", ".join(
+        f"({i}, '{metric}', {low}, {'null' if high is None else high})"
+        for i, (metric, (low, high)) in enumerate(RANGES.items())
+    )
     rows = con.sql(
-        # formatted in SQL: a year past 9999 is beyond Python's datetime
-        "select series_no, strftime(ts at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ') from _samples "
-        "where ts < $lo or ts > $hi order by series_no, ts limit 1",
+        f"""
+        with ranges(rank, metric, low, high) as (values {ranges}),
+        problems as (
+            select
+                s.series_no, s.ts, s.value, s.metric,
+                case
+                    when isinf(s.value) or isnan(s.value) then 0
+                    when s.ts < $lo or s.ts > $hi then 1
+                    else 2 + r.rank
+                end as problem
+            from _samples s left join ranges r using (metric)
+            where isinf(s.value) or isnan(s.value) or s.ts < $lo or s.ts > $hi
+               or s.value < r.low or s.value > r.high
+        )
+        -- formatted in SQL: a year past 9999 is beyond Python's datetime
+        select series_no, strftime(ts at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ'), value, metric, problem
+        from problems order by problem, series_no, ts limit 1
+        """,
         params={"lo": earliest, "hi": latest},
     ).fetchall()
     if rows:
-        series_no, ts = rows[0]
-        raise ctx.error(
-            f"{_describe(con, series_no)} has a sample at {ts}",
-            column="timestamp",
-            expected=f"a time between {earliest:%Y-%m-%d} and {latest:%Y-%m-%d} (a clock or unit error?)",
-        )
-    for metric, (low, high) in RANGES.items():
-        bad = f"value < {low}" + (f" or value > {high}" if high is not None else "")
-        rows = con.sql(
-            f"select series_no, ts, value from _samples where metric = $m and ({bad}) "
-            "order by series_no, ts limit 1",
-            params={"m": metric},
-        ).fetchall()
-        if rows:
-            series_no, ts, value = rows[0]
-            expected = f"{low} to {high}" if high is not None else f"at least {low}"
+        series_no, ts, value, metric, problem = rows[0]
+        if problem == 0:
             raise ctx.error(
-                f"{_describe(con, series_no)} has value {value:g} at {ts:%Y-%m-%dT%H:%M:%SZ}",
+                f"{_describe(con, series_no)} has value {_prometheus(value)} at {ts}",
                 column=metric,
-                expected=expected,
+                expected="a finite reading (a missing value is a DCGM blank, at or above 2^62, or no sample)",
             )
-    dup = con.sql(
-        "select min(series_no), ts, count(*) from _samples group by series_id, ts having count(*) > 1 "
-        "order by 1, 2 limit 1"
-    ).fetchall()
-    if dup:
-        series_no, ts, n = dup[0]
+        if problem == 1:
+            raise ctx.error(
+                f"{_describe(con, series_no)} has a sample at {ts}",
+                column="timestamp",
+                expected=f"a time between {earliest:%Y-%m-%d} and {latest:%Y-%m-%d} (a clock or unit error?)",
+            )
+        low, high = RANGES[metric]
         raise ctx.error(
-            f"{_describe(con, series_no)} has {n} samples at {ts:%Y-%m-%dT%H:%M:%SZ}",
-            column="timestamp",
-            expected="one sample per series and time",
+            f"{_describe(con, series_no)} has value {value:g} at {ts}",
+            column=metric,
+            expected=f"{low} to {high}" if high is not None else f"at least {low}",
         )
+    twins = "_series group by series_id" if ordered else "_samples group by series_id, ts"
+    dup = con.sql(f"select min(series_no) from {twins} having count(*) > 1 order by 1 limit 1").fetchall()
+    if dup:
+        series_no = dup[0][0]
+        first = con.sql(
+            "select strftime(ts at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ'), count(*) from _samples "
+            "where series_id = (select series_id from _series where series_no = $n) "
+            "group by ts having count(*) > 1 order by ts limit 1",
+            params={"n": series_no},
+        ).fetchall()
+        if first:  # two series of one label set with no time in common are one series, not a duplicate
+            ts, n = first[0]
+            raise ctx.error(
+                f"{_describe(con, series_no)} has {n} samples at {ts}",
+                column="timestamp",
+                expected="one sample per series and time",
+            )
 
 
 def _prometheus(value: float) -> str:

@@ -45,66 +45,69 @@ def load(ctx: LoadContext) -> None:
         raise ctx.error(f"Prometheus answered status {status!r}", column="status", expected="success")
     if result_type != "matrix":
         raise ctx.error(f"resultType is {result_type!r}", column="resultType", expected="matrix")
+    # every point once, parsed: the checks, the series and the samples all read this table
     con.sql(
-        """
-        create or replace temp table _result as
-        select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no from _doc
-        """
-    )
-    con.sql(
-        """
+        f"""
         create or replace temp table _points as
-        select series_no, unnest(r."values") as v, generate_subscripts(r."values", 1) as i from _result
+        with result as (
+            select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no from _doc
+        ),
+        points as (
+            select series_no, unnest(r."values") as v, generate_subscripts(r."values", 1) as i from result
+        ),
+        parsed as (
+            select series_no, i, v, try_cast(v[1] as double) as t, try_cast(v[2] as double) as value from points
+        )
+        select
+            series_no, i, v, value,
+            to_timestamp(case when abs(t) < {telemetry.TIMESTAMP_LIMIT_S} then t end) as ts
+        from parsed
         """
     )
-    not_time = con.sql(
-        "select series_no, i, v[1] from _points "
-        f"where not coalesce(abs(try_cast(v[1] as double)) < {telemetry.TIMESTAMP_LIMIT_S}, false) "
-        "order by 1, 2 limit 1"
-    ).fetchall()
-    if not_time:
-        series_no, i, text = not_time[0]
-        raise ctx.error(
-            f"series {series_no}, point {i}: timestamp {text!r} is not a time",
-            column="values",
-            expected="Unix seconds, e.g. 1790000000.5",
-        )
-    # Prometheus returns each series' points in time order; anything else is a damaged file
-    disorder = con.sql(
+    # the first bad point: a timestamp that is no time, then one not after the previous (Prometheus
+    # returns each series' points in time order; anything else is a damaged file), then a value that
+    # is no number
+    bad = con.sql(
         """
-        select series_no, i, ts from (
-            select series_no, i, to_timestamp(v[1]::double) as ts,
-                   lag(to_timestamp(v[1]::double)) over (partition by series_no order by i) as previous
+        select series_no, i, v, ts, problem from (
+            select series_no, i, v, ts, case
+                when ts is null then 0
+                when ts <= lag(ts) over (partition by series_no order by i) then 1
+                when value is null then 2
+            end as problem
             from _points)
-        where ts <= previous order by series_no, i limit 1
+        where problem is not null order by problem, series_no, i limit 1
         """
     ).fetchall()
-    if disorder:
-        series_no, i, ts = disorder[0]
-        raise ctx.error(
-            f"series {series_no}, point {i}: timestamp {ts:%Y-%m-%dT%H:%M:%SZ} is not after the previous one",
-            column="values",
-            expected="strictly increasing timestamps within a series",
-        )
-    not_number = con.sql(
-        "select series_no, i, v[2] from _points where try_cast(v[2] as double) is null order by 1, 2 limit 1"
-    ).fetchall()
-    if not_number:
-        series_no, i, text = not_number[0]
+    if bad:
+        series_no, i, (time, text), ts, problem = bad[0]
+        if problem == 0:
+            raise ctx.error(
+                f"series {series_no}, point {i}: timestamp {time!r} is not a time",
+                column="values",
+                expected="Unix seconds, e.g. 1790000000.5",
+            )
+        if problem == 1:
+            raise ctx.error(
+                f"series {series_no}, point {i}: timestamp {ts:%Y-%m-%dT%H:%M:%SZ} is not after the previous one",
+                column="values",
+                expected="strictly increasing timestamps within a series",
+            )
         raise ctx.error(
             f"series {series_no}, point {i}: value {text!r} is not a number",
             column="values",
             expected='a number as a string, e.g. "37.5"',
         )
     series = con.sql(
-        """select series_no, json_transform(r.metric, '"MAP(VARCHAR, VARCHAR)"') as labels from _result"""
+        """
+        select generate_subscripts(data.result, 1) as series_no,
+               json_transform(unnest(data.result).metric, '"MAP(VARCHAR, VARCHAR)"') as labels
+        from _doc
+        """
     )
-    samples = con.sql(
-        "select series_no, to_timestamp(v[1]::double) as ts, try_cast(v[2] as double) as value from _points"
-    )
-    telemetry.land_series(ctx, series, samples)
+    samples = con.sql("select series_no, ts, value from _points")
+    telemetry.land_series(ctx, series, samples, ordered=True)
     con.sql("drop table _points")
-    con.sql("drop table _result")
     con.sql("drop table _doc")
 
 
