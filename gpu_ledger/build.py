@@ -89,7 +89,7 @@ def build(
 
     Raises `gpu_ledger.lock.HomeBusy` when another writer holds the home (beyond `wait`).
     """
-    home = Home(home.root.resolve())  # dbt runs inside the home: every path it is given must be absolute
+    home = Home(home.root.resolve())  # dbt runs in the build's folder: every other path it gets is absolute
     arguments = ["build", "--exclude-resource-type", "unit_test"]
     if dbt_vars is not None:
         arguments += ["--vars", dbt_vars]
@@ -140,10 +140,37 @@ def run_dbt(
     home: Home, database: Path, logs: Path, project_dir: Path, arguments: list[str]
 ) -> subprocess.CompletedProcess[str]:
     """Run a dbt command (`arguments`, e.g. ["build", ...]) on `database`, reading the home's landed store;
-    target/ and logs/ go under `logs`."""
+    target/ and logs/ go under `logs`.
+
+    dbt runs in the database's folder and names it by its file name alone: the connection, which dbt
+    hashes to decide whether it may reuse the parse it saved in target/, is then the same for every
+    build of a home, though each works in a folder of its own, and a build parses only what changed.
+    """
+    command, env = _dbt(home, database.name, logs, project_dir, arguments)
+    return subprocess.run(tethered(command), capture_output=True, text=True, env=env, cwd=database.parent)
+
+
+def parse_ahead(home: Home, project_dir: Path = PROJECT_DIR) -> subprocess.Popen[bytes]:
+    """Start dbt parsing the project as the home's next build would, which then reuses the parse.
+
+    Parsing is single-threaded Python (some 10 s): the demo does it on the core its simulator leaves
+    idle. It writes the home's dbt target folder: wait for it before building.
+    """
+    home = Home(home.root.resolve())
+    home.root.mkdir(parents=True, exist_ok=True)
+    command, env = _dbt(home, "work.duckdb", home.root / "dbt", project_dir, ["parse"])
+    return subprocess.Popen(
+        tethered(command), env=env, cwd=home.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def _dbt(
+    home: Home, database: str, logs: Path, project_dir: Path, arguments: list[str]
+) -> tuple[list[str], dict[str, str]]:
+    """A dbt command line and its environment; `database` is relative to the folder dbt runs in."""
     env = {
         **os.environ,
-        "GPU_LEDGER_BUILD_DB": str(database),
+        "GPU_LEDGER_BUILD_DB": database,
         "GPU_LEDGER_LANDED_DB": str(home.raw_db),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
@@ -151,15 +178,15 @@ def run_dbt(
         str(Path(sys.executable).with_name("dbt")),
         *arguments,
         "--project-dir",
-        str(project_dir),
+        str(project_dir.resolve()),
         "--profiles-dir",
-        str(project_dir),
+        str(project_dir.resolve()),
         "--target-path",
-        str(logs / "target"),
+        str(logs.resolve() / "target"),
         "--log-path",
-        str(logs / "logs"),
+        str(logs.resolve() / "logs"),
     ]
-    return subprocess.run(tethered(command), capture_output=True, text=True, env=env, cwd=home.root)
+    return command, env
 
 
 def fingerprint(landed: duckdb.DuckDBPyConnection, project_dir: Path, arguments: list[str]) -> dict[str, str]:
@@ -214,7 +241,7 @@ def _record(home: Home, inputs: dict[str, str]) -> None:
         "warehouse": _identity(home.warehouse),
         "inputs": inputs,
     }
-    staged = home.root / f"{FINGERPRINT}.{os.getpid()}"
+    staged = home.root / f"{FINGERPRINT}.new"  # writers hold the lock: one name, a killed one's is replaced
     staged.write_text(json.dumps(record, indent=2) + "\n")
     _fsync(staged)
     os.replace(staged, home.root / FINGERPRINT)

@@ -69,11 +69,16 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
     watcher.start()
     refused = 0
     for _ in range(trials(1, 3)):
-        build = start("build", "--home", str(home))
+        # --full-refresh: nothing is new after the first trial, and a build with nothing new does nothing
+        build = start("build", "--home", str(home), "--full-refresh")
         began = time.monotonic()
         # the queued build starts once the first holds the lock, or it could take the lock first
         wait_for(lambda pid=build.pid: getattr(holder(home), "pid", None) == pid, 60, "the build's lock")
-        waiter = start("build", "--home", str(home), "--wait", str(BUILD_TIMEOUT_S)) if TORTURE else None
+        waiter = (
+            start("build", "--home", str(home), "--full-refresh", "--wait", str(BUILD_TIMEOUT_S))
+            if TORTURE
+            else None
+        )
         contenders = itertools.cycle([["build"], ["ingest", str(REPO / "seeds")], ["status"], ["validate"]])
         for offset, command in zip(OFFSETS_S, contenders, strict=False):
             time.sleep(max(0.0, began + offset - time.monotonic()))
@@ -103,7 +108,7 @@ def test_a_killed_build_changes_nothing_its_dbt_dies_and_a_retry_publishes(home:
     rounds = trials(1, 10)
     for trial in range(rounds):
         warehouse, state = _digest(home / "warehouse.duckdb"), _digest(home / "work.duckdb")
-        build = start("build", "--home", str(home))
+        build = start("build", "--home", str(home), "--full-refresh")  # one that finished left nothing new
         dbt = wait_for(lambda b=build: children(b.pid), 120, "the build to start dbt")
         time.sleep(random.uniform(0.5, 20.0) if TORTURE else 2.0)
         finished = build.poll() is not None
