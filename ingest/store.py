@@ -192,7 +192,8 @@ class RawStore:
                 target.mkdir(parents=True, exist_ok=True)
                 copy = (
                     f"copy (select {columns}, {expression} as {column} from incoming) to {_quote(target)} "
-                    f"({FILE_OPTIONS}, partition_by ({column}), overwrite_or_ignore, filename_pattern '{name}_{{i}}')"
+                    f"({FILE_OPTIONS}, partition_by ({column}), overwrite_or_ignore, "
+                    f"filename_pattern '{name}_{{i}}')"
                 )
                 return self.con.execute(copy).fetchall()[0][0]
         target.mkdir(parents=True, exist_ok=True)
@@ -236,7 +237,9 @@ class RawStore:
                 "where table_schema = 'raw' and table_type = 'VIEW'"
             ).fetchall()
         }
-        folders = [self.files / t for t in sorted(tables)] if tables is not None else sorted(self.files.iterdir())
+        folders = (
+            [self.files / t for t in sorted(tables)] if tables is not None else sorted(self.files.iterdir())
+        )
         for folder in folders:
             table = folder.name
             if table.startswith((".", "_")) or table in DUCKDB_TABLES or not folder.is_dir():
@@ -255,7 +258,9 @@ class RawStore:
 
     # ------------------------------------------------------------------ files
     def _current(self) -> set[str]:
-        return {r[0] for r in self.con.sql(f"select load_id from {MANIFEST} where status = 'loaded'").fetchall()}
+        return {
+            r[0] for r in self.con.sql(f"select load_id from {MANIFEST} where status = 'loaded'").fetchall()
+        }
 
     def _move_in(self, folder: Path) -> set[str]:
         """Rename every file under a load's pending folder to the same place under landed/, remove the
@@ -320,6 +325,7 @@ class RawStore:
         if legacy:
             self.con.close()
             raise LegacyStore(
-                f"{self.path} holds landed tables of an earlier version ({', '.join(sorted(legacy)[:3])}, ...), "
+                f"{self.path} holds landed tables of an earlier version "
+                f"({', '.join(sorted(legacy)[:3])}, ...), "
                 "before landed data was Parquet: ingest the source files again into a new --home"
             )

@@ -107,7 +107,8 @@ def land_series(
         select
             -- 63 bits of the hash: a signed bigint every engine reads alike
             cast(md5_number_lower(array_to_string(list_sort(list_transform(
-                map_entries(labels), lambda e: e.key || '=' || e.value)), chr(31))) >> 1 as bigint) as series_id,
+                map_entries(labels), lambda e: e.key || '=' || e.value)), chr(31))) >> 1 as bigint)
+                as series_id,
             case labels['__name__'] {metric_case} else labels['__name__'] end as metric,
             {typed},
             labels,

@@ -29,7 +29,10 @@ def _files(landed: Path, table: str) -> list[Path]:
 
 
 def _loaded(store: RawStore) -> set[str]:
-    return {r[0] for r in store.con.sql("select load_id from raw.ingest_manifest where status = 'loaded'").fetchall()}
+    return {
+        r[0]
+        for r in store.con.sql("select load_id from raw.ingest_manifest where status = 'loaded'").fetchall()
+    }
 
 
 def test_samples_land_as_parquet_partitioned_by_utc_day(tmp_path: Path):
@@ -37,19 +40,26 @@ def test_samples_land_as_parquet_partitioned_by_utc_day(tmp_path: Path):
     with RawStore(tmp_path / "landed.duckdb") as store:
         (outcome,) = ingest([_query_range(tmp_path / "util.json", ACROSS_MIDNIGHT)], store, progress=False)
         assert outcome.status == "loaded"
-        days = store.con.sql("select day, count(*) from raw.dcgm_samples group by day order by day").fetchall()
+        days = store.con.sql(
+            "select day, count(*) from raw.dcgm_samples group by day order by day"
+        ).fetchall()
         (load_id,) = _loaded(store)
     assert [str(d) for d, _ in days] == ["2026-10-01", "2026-10-02"]
     assert [f.parent.name for f in _files(landed, "dcgm_samples")] == ["day=2026-10-01", "day=2026-10-02"]
-    assert all(f.name.startswith(load_id) for f in _files(landed, "dcgm_samples") + _files(landed, "dcgm_series"))
+    assert all(
+        f.name.startswith(load_id) for f in _files(landed, "dcgm_samples") + _files(landed, "dcgm_series")
+    )
     assert not any((landed / ".pending").iterdir())
     # any engine reads the files alone: no day column inside them, the folder carries it
     read = duckdb.sql(
-        f"select count(*), min(_load_id) from read_parquet('{landed}/dcgm_samples/*/*.parquet', hive_partitioning = true)"
+        "select count(*), min(_load_id) "
+        f"from read_parquet('{landed}/dcgm_samples/*/*.parquet', hive_partitioning = true)"
     ).fetchall()
     assert read == [(2, load_id)]
     # and the manifest, snapshotted for engines that cannot read landed.duckdb
-    snapshot = duckdb.sql(f"select load_id, status from '{landed}/ingest_manifest/manifest.parquet'").fetchall()
+    snapshot = duckdb.sql(
+        f"select load_id, status from '{landed}/ingest_manifest/manifest.parquet'"
+    ).fetchall()
     assert snapshot == [(load_id, "loaded")]
 
 
@@ -63,7 +73,9 @@ def test_a_changed_file_replaces_its_earlier_load_files_and_all(tmp_path: Path):
         assert outcome.replaced == [str(path.resolve())]
         (current,) = _loaded(store)
         assert store.con.sql("select count(*) from raw.dcgm_samples").fetchall() == [(1,)]
-    assert {f.name.split("_")[0] for f in _files(landed, "dcgm_samples") + _files(landed, "dcgm_series")} == {current}
+    assert {f.name.split("_")[0] for f in _files(landed, "dcgm_samples") + _files(landed, "dcgm_series")} == {
+        current
+    }
 
 
 def test_a_load_killed_after_its_commit_is_finished_by_the_next_store(tmp_path: Path, monkeypatch):

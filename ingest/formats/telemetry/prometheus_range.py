@@ -56,7 +56,8 @@ def load(ctx: LoadContext) -> None:
             select series_no, unnest(r."values") as v, generate_subscripts(r."values", 1) as i from result
         ),
         parsed as (
-            select series_no, i, v, try_cast(v[1] as double) as t, try_cast(v[2] as double) as value from points
+            select series_no, i, v, try_cast(v[1] as double) as t, try_cast(v[2] as double) as value
+            from points
         )
         select
             series_no, i, v, value,
@@ -89,7 +90,8 @@ def load(ctx: LoadContext) -> None:
             )
         if problem == 1:
             raise ctx.error(
-                f"series {series_no}, point {i}: timestamp {ts:%Y-%m-%dT%H:%M:%SZ} is not after the previous one",
+                f"series {series_no}, point {i}: "
+                f"timestamp {ts:%Y-%m-%dT%H:%M:%SZ} is not after the previous one",
                 column="values",
                 expected="strictly increasing timestamps within a series",
             )
