@@ -1,0 +1,55 @@
+"""dbt unit tests (`unit_tests:` in the models' YAML) check the models' SQL on hand-made rows.
+
+A production build leaves them out (gpu_ledger.build): they test the project, not the data, so they run
+here, in `make test`. A unit test needs its model's parents to exist in the database (dbt reads their
+columns to type the fixtures), so one dbt run builds the seeds and the models on an empty landed store,
+which is quick, with each model's unit tests run just before it; data tests are left out, since an
+empty store has nothing for them to check.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpu_ledger.build import PROJECT_DIR, run_dbt
+from gpu_ledger.home import Home
+from ingest.store import RawStore
+
+pytestmark = pytest.mark.slow
+
+
+def unit_test_problems(project_dir: Path, folder: Path) -> tuple[list[str], int]:
+    """Run every dbt unit test of `project_dir` in a new home under `folder`: the ones that did not pass
+    (failed, errored, or skipped because a parent failed), and how many the project declares."""
+    home = Home(folder / "home")
+    RawStore(home.raw_db).close()
+    logs = folder / "dbt"
+    done = run_dbt(
+        home,
+        folder / "work.duckdb",
+        logs,
+        project_dir,
+        ["build", "--exclude-resource-type", "test", "--no-use-colors"],
+    )
+    target = logs / "target"
+    declared = set(json.loads((target / "manifest.json").read_text())["unit_tests"])
+    results = {r["unique_id"]: r for r in json.loads((target / "run_results.json").read_text())["results"]}
+    problems = [
+        f"{unique_id}: {results[unique_id]['status']}: {results[unique_id]['message']}"
+        if unique_id in results
+        else f"{unique_id}: did not run"
+        for unique_id in sorted(declared)
+        if results.get(unique_id, {}).get("status") != "pass"
+    ]
+    if done.returncode != 0 and not problems:
+        problems.append(f"dbt failed before a unit test did:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+    return problems, len(declared)
+
+
+def test_every_dbt_unit_test_passes(tmp_path: Path):
+    problems, declared = unit_test_problems(PROJECT_DIR, tmp_path)
+    assert declared > 0, "the project declares no unit tests: is the manifest read right?"
+    assert not problems, "\n".join(problems)
