@@ -383,22 +383,35 @@ def _validate(home: Path, wait: float | None) -> int:
 
 
 def _demo(args: argparse.Namespace, home: Path) -> int:
-    """Simulate a fleet, then run every stage built so far on it, stopping at the first that fails."""
+    """Simulate a fleet, then run every stage built so far on it, stopping at the first that fails.
+
+    dbt parses the project meanwhile, on the core the simulator leaves idle, and the build reuses it.
+    """
+    from gpu_ledger.build import parse_ahead
+
     simulated = home / "simulated"
-    code = _simulate(args, simulated)
-    if code:
-        return code
     args.paths = [simulated]
     args.format_name, args.timezone, args.sacct_fields, args.host = None, "UTC", None, None
     args.full_refresh, args.dbt_vars = False, None
-    for stage in (
-        lambda: _ingest(args, home),
-        lambda: _validate(home, args.wait),
-        lambda: _build(args, home),
-    ):
-        code = stage()
-        if code:
-            return code
+    parsing = parse_ahead(Home(home))
+
+    def build_once_parsed() -> int:
+        parsing.wait()  # the parse writes the dbt target folder the build reads
+        return _build(args, home)
+
+    try:
+        for stage in (
+            lambda: _simulate(args, simulated),
+            lambda: _ingest(args, home),
+            lambda: _validate(home, args.wait),
+            build_once_parsed,
+        ):
+            code = stage()
+            if code:
+                return code
+    finally:
+        parsing.kill()  # a demo that stopped before its build has no use for the parse
+        parsing.wait()
     if args.no_app:
         return 0
     return _app(args, home)
