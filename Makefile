@@ -54,7 +54,7 @@ torture: setup
 	GPU_LEDGER_TORTURE=1 $(BIN)/pytest -s tests/reliability
 
 benchmark: setup
-	$(BIN)/python benchmarks/simulate.py
+	$(BIN)/python -m benchmarks.ladder $(LADDER)
 
 clean:
 	rm -rf $(VENV) $(FOCUS_VENV) .gpu-ledger .pytest_cache

@@ -1,10 +1,10 @@
 """How long each page of the Streamlit app takes to render over a built warehouse, cold and warm.
 
-    .venv/bin/python benchmarks/app.py --home .gpu-ledger              # every page, headless (AppTest)
-    .venv/bin/python benchmarks/app.py --home H --browser              # also page loads in Chromium
-    .venv/bin/python benchmarks/app.py --home H --pages overview jobs  # some pages only
+    .venv/bin/python -m benchmarks.app --home .gpu-ledger              # every page, headless (AppTest)
+    .venv/bin/python -m benchmarks.app --home H --browser              # also page loads in Chromium
+    .venv/bin/python -m benchmarks.app --home H --pages overview jobs  # some pages only
 
-Needs a home with a published warehouse (`gpu-ledger build`; benchmarks/build.py makes a large one).
+Needs a home with a published warehouse (`gpu-ledger build`; benchmarks/ladder.py makes large ones).
 1. Headless, with streamlit's AppTest: for each page, the script run after clearing Streamlit's
    caches (cold: every query goes to DuckDB, the sidebar's filter options included), then the same
    page again (warm: the queries are answered from `st.cache_data`). This is the app's own cost:
@@ -49,8 +49,19 @@ def _warehouse_figures(warehouse: Path) -> str:
     return f"{size:,.1f} MiB ({', '.join(rows)} rows)"
 
 
-def headless(pages: list[str], repeats: int) -> list[tuple[str, float, float]]:
-    """(page, cold seconds, warm seconds) per page, each the median of `repeats` runs."""
+def use_home(home: Path) -> Path:
+    """Point the app at home's warehouse (it reads its home from the environment); the warehouse's path."""
+    warehouse = home / "warehouse.duckdb"
+    if not warehouse.exists():
+        raise SystemExit(f"no warehouse at {warehouse}: run gpu-ledger build --home {home} first")
+    os.environ["GPU_LEDGER_HOME"] = str(home)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return warehouse
+
+
+def headless(pages: list[str], repeats: int) -> list[tuple[str, list[float], list[float]]]:
+    """(page, cold seconds, warm seconds) per page, `repeats` runs each (after use_home)."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
@@ -73,7 +84,7 @@ def headless(pages: list[str], repeats: int) -> list[tuple[str, float, float]]:
             started = time.perf_counter()
             at.run()
             warm.append(time.perf_counter() - started)
-        out.append((page, statistics.median(cold), statistics.median(warm)))
+        out.append((page, cold, warm))
     logging.disable(logging.NOTSET)
     return out
 
@@ -117,18 +128,13 @@ def main() -> None:
     args = p.parse_args()
 
     home = args.home.resolve()
-    warehouse = home / "warehouse.duckdb"
-    if not warehouse.exists():
-        raise SystemExit(f"no warehouse at {warehouse}: run gpu-ledger build --home {home} first")
-    os.environ["GPU_LEDGER_HOME"] = str(home)  # the app reads its home from the environment
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+    warehouse = use_home(home)
 
     print(f"warehouse        {warehouse}")
     print(f"size             {_warehouse_figures(warehouse)}")
     print(f"{'page (AppTest)':<16} {'cold s':>8} {'warm s':>8}")
     for page, cold, warm in headless(args.pages, args.repeats):
-        print(f"{page:<16} {cold:>8.2f} {warm:>8.2f}")
+        print(f"{page:<16} {statistics.median(cold):>8.2f} {statistics.median(warm):>8.2f}")
     if args.browser:
         if not CHROMIUM.exists():
             raise SystemExit(f"--browser needs Chromium at {CHROMIUM}")

@@ -1,66 +1,99 @@
-"""How long the warehouse takes to build, incrementally after one more day, against one scan of the telemetry.
+"""How long the warehouse takes to build (in full, one more day, nothing new) against the floor aggregation.
 
-    .venv/bin/python benchmarks/build.py                        # 1,000 GPUs x 30 days at 30 s
-    .venv/bin/python benchmarks/build.py --gpus 200 --days 7    # smaller
-    .venv/bin/python benchmarks/build.py --work /var/tmp/bench  # keep the landed input and reuse it next run
+    .venv/bin/python -m benchmarks.build                        # 1,000 GPUs x 30 days at 30 s
+    .venv/bin/python -m benchmarks.build --gpus 200 --days 7    # smaller
+    .venv/bin/python -m benchmarks.build --work /var/tmp/bench  # keep the landed input and reuse it next run
 
-Simulates days + 1 days, ingests all but the telemetry of the last day, then times:
-1. the floor: DuckDB scanning the landed samples once (count and sum of every value);
-2. a full `gpu-ledger build` (models, seeds, tests, publish), in a child process;
-3. ingesting the last day's telemetry, then an incremental `gpu-ledger build`.
-Prints each time, its ratio to the floor, and each build's peak resident memory.
+Simulates days + 1 days, ingests all but the telemetry of the last day, then times, each in a child
+process of its own:
+1. the floor: DuckDB computing, from the landed samples (`raw.dcgm_samples` of landed.duckdb), the
+   mean and count of every series-hour in one group by;
+2. a full `gpu-ledger build` (models, seeds, tests, publish);
+3. ingesting the last day's telemetry, then a `gpu-ledger build` (one more day);
+4. a `gpu-ledger build` with nothing new ingested.
+Prints each time, the full build's ratio to the floor, and each build's peak resident memory.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 
-import duckdb
+from benchmarks.measure import Step, cli, run
+from benchmarks.simulate import START, fleet
+from simulator.generate import INPUT_FOLDERS
 
-CLI = str(Path(sys.executable).with_name("gpu-ledger"))
+# read through landed.duckdb's raw.dcgm_samples, whatever lies behind it (a table, or a view over files)
+FLOOR = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1], read_only=True, config={"memory_limit": "4GB"})
+con.execute("set enable_progress_bar = false")
+started = time.perf_counter()
+con.sql('''
+    create temp table series_hours as
+    select series_id, date_trunc('hour', ts) as hour, avg(value) as mean_value, count(*) as samples
+    from raw.dcgm_samples
+    group by all
+''')
+print(time.perf_counter() - started, con.sql("select count(*) from series_hours").fetchall()[0][0])
+"""
 
 
-def _timed(args: list[str]) -> tuple[float, float]:
-    """Run a child process; return its wall time and the peak resident memory (MiB) of any child so far."""
-    started = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    return elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+@dataclass(frozen=True)
+class BuildFigures:
+    floor: Step  # seconds: the statement's own, without the interpreter's start
+    series_hours: int
+    full: Step
+    one_more_day: Step
+    unchanged: Step
+
+    @property
+    def peak_gib(self) -> float:
+        return max(self.full.peak_gib, self.one_more_day.peak_gib, self.unchanged.peak_gib)
 
 
-def prepare(work: Path, gpus: int, days: int, interval: int) -> None:
-    """Simulate days + 1 days into work/, hold back the last day's telemetry, land the rest in work/base."""
-    if (work / "base" / "landed.duckdb").exists() and (work / "later").exists():
-        return
-    from simulator.generate import INPUT_FOLDERS, simulate
-    from simulator.model import SimulationConfig
+def held_back_fleet(work: Path, gpus: int, days: int, interval: int) -> tuple[Path, Path]:
+    """Simulate days + 1 days into work/sim and move the last day's telemetry to work/later.
 
-    start = datetime(2026, 10, 1, tzinfo=UTC)
-    sim = work / "sim"
-    simulate(
-        SimulationConfig(out=sim, gpus=gpus, days=days + 1, interval_s=interval, seed=42, start=start),
-        show_progress=True,
-    )
-    last_day = (start + timedelta(days=days)).strftime("%Y-%m-%d")
-    later = work / "later.partial"
+    Returns (sim, later). A work folder that already holds both is reused as it is.
+    """
+    sim, later = work / "sim", work / "later"
+    if sim.exists() and later.exists():
+        return sim, later
+    shutil.rmtree(sim, ignore_errors=True)
+    fleet(sim, gpus, days + 1, interval)
+    last_day = (START + timedelta(days=days)).strftime("%Y-%m-%d")
+    partial = work / "later.partial"
+    shutil.rmtree(partial, ignore_errors=True)
     for path in sorted(sim.glob(f"telemetry/prometheus/*/*/{last_day}.json.gz")):
-        target = later / path.relative_to(sim)
+        target = partial / path.relative_to(sim)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(path, target)
-    subprocess.run(
-        [CLI, "ingest", "--home", str(work / "base"), "--quiet", *(str(sim / f) for f in INPUT_FOLDERS)],
-        check=True,
-        capture_output=True,
+    partial.rename(later)
+    return sim, later
+
+
+def ingest_all(home: Path, sim: Path) -> Step:
+    """`gpu-ledger ingest` of every simulated source (what is already landed is skipped by content)."""
+    return cli("ingest", "--home", home, "--quiet", *(sim / folder for folder in INPUT_FOLDERS))
+
+
+def measure(home: Path, later: Path) -> BuildFigures:
+    """The floor, a full build, one more day (the telemetry in later/) and a build with nothing new."""
+    floor = run("build floor", [sys.executable, "-c", FLOOR, str(home / "landed.duckdb")], cwd=home)
+    seconds, series_hours = floor.stdout.split()
+    full = cli("build", "--home", home)
+    cli("ingest", "--home", home, "--quiet", later)
+    one_more_day = cli("build", "--home", home)
+    unchanged = cli("build", "--home", home)
+    return BuildFigures(
+        replace(floor, seconds=float(seconds)), int(series_hours), full, one_more_day, unchanged
     )
-    later.rename(work / "later")
 
 
 def main() -> None:
@@ -73,37 +106,26 @@ def main() -> None:
 
     work = args.work or Path(tempfile.mkdtemp(prefix="gpu-ledger-build-bench-"))
     try:
-        prepare(work, args.gpus, args.days, args.interval)
+        sim, later = held_back_fleet(work, args.gpus, args.days, args.interval)
+        base = work / "base"
+        ingest_all(base, sim)  # lands nothing twice: a rerun with --work finds it all landed
         home = work / "home"
         shutil.rmtree(home, ignore_errors=True)
-        home.mkdir()
-        shutil.copy(work / "base" / "landed.duckdb", home / "landed.duckdb")
+        shutil.copytree(base, home)
+        f = measure(home, later)
 
-        with duckdb.connect(str(home / "landed.duckdb"), read_only=True) as con:
-            started = time.perf_counter()
-            samples = con.sql("select count(*), sum(value) from raw.dcgm_samples").fetchall()[0][0]
-            floor_s = time.perf_counter() - started
-        full_s, full_mib = _timed([CLI, "build", "--home", str(home)])
-        subprocess.run(
-            [CLI, "ingest", "--home", str(home), "--quiet", str(work / "later")],
-            check=True,
-            capture_output=True,
-        )
-        incremental_s, incremental_mib = _timed([CLI, "build", "--home", str(home)])
-        size = (home / "warehouse.duckdb").stat().st_size / 2**20
-
+        print(f"input            {args.gpus} GPUs x {args.days} days at {args.interval} s")
+        print(f"floor            {f.floor.seconds:,.1f} s   {f.series_hours:,} series-hours")
         print(
-            f"input            {args.gpus} GPUs x {args.days} days at {args.interval} s, {samples:,} samples"
-        )
-        print(f"floor (scan)     {floor_s:,.1f} s")
-        print(
-            f"full build       {full_s:,.1f} s   {full_s / floor_s:,.0f}x the floor  peak {full_mib:,.0f} MiB"
+            f"full build       {f.full.seconds:,.1f} s   "
+            f"{f.full.seconds / f.floor.seconds:,.1f}x the floor   peak {f.full.peak_gib:,.2f} GiB"
         )
         print(
-            f"+1 day build     {incremental_s:,.1f} s   {incremental_s / floor_s:,.0f}x the floor   "
-            f"{incremental_s / full_s:.0%} of the full build   peak {incremental_mib:,.0f} MiB (max of both)"
+            f"+1 day build     {f.one_more_day.seconds:,.1f} s   "
+            f"{f.one_more_day.seconds / f.full.seconds:.0%} of the full build   "
+            f"peak {f.one_more_day.peak_gib:,.2f} GiB"
         )
-        print(f"warehouse        {size:,.0f} MiB")
+        print(f"nothing new      {f.unchanged.seconds:,.1f} s   peak {f.unchanged.peak_gib:,.2f} GiB")
     finally:
         if args.work is None:
             shutil.rmtree(work)

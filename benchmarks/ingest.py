@@ -1,55 +1,89 @@
-"""How fast telemetry lands, against the floor of DuckDB merely reading the same files.
+"""How fast telemetry lands, against the floor of DuckDB reading the same files once into one narrow table.
 
-    .venv/bin/python benchmarks/ingest.py                          # 1,000 GPUs x 30 days at 30 s
-    .venv/bin/python benchmarks/ingest.py --gpus 200 --days 3      # smaller
-    .venv/bin/python benchmarks/ingest.py --telemetry DIR          # files already simulated
+    .venv/bin/python -m benchmarks.ingest                          # 1,000 GPUs x 30 days at 30 s
+    .venv/bin/python -m benchmarks.ingest --gpus 200 --days 3      # smaller
+    .venv/bin/python -m benchmarks.ingest --telemetry DIR          # files already simulated
 
-Simulates the fleet (unless --telemetry is given), then:
-1. the floor: DuckDB reads every query_range file and counts its values, nothing else;
-2. ingest: `gpu-ledger ingest` of the same files into a fresh store (parse, label typing, checks,
-   landing, manifest), in a child process so its peak memory is its own.
+Simulates the fleet (unless --telemetry is given), then, each in a child process of its own:
+1. the floor: DuckDB reads every query_range file in one statement into one narrow table
+   (series id hashed once per series, timestamp, value), nothing else: no checks, no manifest;
+2. ingest: `gpu-ledger ingest` of the same files into a fresh home (parse, label typing, checks,
+   landing, manifest).
 Prints samples per second for both, their ratio, and each one's peak resident memory.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
 
-FLOOR = """
-import sys, duckdb
-from pathlib import Path
+from benchmarks.measure import Step, cli, run
+from benchmarks.simulate import fleet
 from ingest.sniff import content_size
-con = duckdb.connect()
-cols = ("{'status': 'VARCHAR', 'data': 'STRUCT(resultType VARCHAR, "
-        "result STRUCT(metric JSON, \\"values\\" VARCHAR[][])[])'}")
-n = 0
-for path in sys.argv[1:]:
-    query = (f"select sum(len(r.values)) from (select unnest(data.result) as r from read_json('{path}', "
-             f"columns={cols}, format='unstructured', "
-             f"maximum_object_size={content_size(Path(path)) + 1024}))")
-    n += con.sql(query).fetchall()[0][0] or 0
-print(n)
+
+# DuckDB as it would land samples if nothing else had to happen; the memory limit is the goal's budget
+FLOOR = """
+import sys, time, duckdb
+database, max_size, *files = sys.argv[1:]
+con = duckdb.connect(database, config={"memory_limit": "4GB", "preserve_insertion_order": False})
+columns = {"data": 'STRUCT(result STRUCT(metric JSON, "values" VARCHAR[][])[])'}
+con.execute("set enable_progress_bar = false")
+started = time.perf_counter()
+con.execute(
+    '''
+    create or replace table samples as
+    with series as (
+        select md5_number_lower(r.metric::varchar) as series_id, r."values" as points
+        from (select unnest(data.result) as r
+              from read_json($files, columns=$columns, format='unstructured',
+                             maximum_object_size=$max_size))
+    ),
+    points as (select series_id, unnest(points) as point from series)
+    select series_id, to_timestamp(point[1]::double) as ts, point[2]::double as value from points
+    ''',
+    {"files": files, "columns": columns, "max_size": int(max_size)},
+)
+print(time.perf_counter() - started, con.sql("select count(*) from samples").fetchall()[0][0])
 """
 
 
-def _child(args: list[str]) -> tuple[float, str, float]:
-    """Run a child process; return its wall time, stdout and peak resident memory (MiB)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    done = subprocess.run(args, capture_output=True, text=True, check=True)
-    elapsed = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return elapsed, done.stdout, max(peak, before) / 1024
+@dataclass(frozen=True)
+class IngestFigures:
+    files: int
+    megabytes: float
+    floor: Step  # seconds: the statement's own, without the interpreter's start
+    ingest: Step
+    read: int  # samples the floor read
+    landed: int  # samples ingest landed
+
+
+def measure(telemetry: Path, home: Path, database: Path) -> IngestFigures:
+    """The floor (its table in `database`, removed after), then `gpu-ledger ingest` of the query_range
+    files under telemetry/ into home."""
+    files = sorted(telemetry.rglob("*.json*"))
+    max_size = max(content_size(f) for f in files) + 1024
+    floor = run(
+        "ingest floor", [sys.executable, "-c", FLOOR, str(database), str(max_size), *(str(f) for f in files)]
+    )
+    database.unlink()
+    seconds, read = floor.stdout.split()
+    ingest = cli("ingest", "--home", home, "--quiet", telemetry)
+    with duckdb.connect(str(home / "landed.duckdb"), read_only=True) as con:
+        landed = con.sql("select count(*) from raw.dcgm_samples").fetchall()[0][0]
+    return IngestFigures(
+        files=len(files),
+        megabytes=sum(f.stat().st_size for f in files) / 2**20,
+        floor=replace(floor, seconds=float(seconds)),
+        ingest=ingest,
+        read=int(read),
+        landed=landed,
+    )
 
 
 def main() -> None:
@@ -64,44 +98,18 @@ def main() -> None:
     try:
         telemetry = args.telemetry
         if telemetry is None:
-            from simulator.generate import simulate
-            from simulator.model import SimulationConfig
-
-            simulate(
-                SimulationConfig(
-                    out=work / "sim",
-                    gpus=args.gpus,
-                    days=args.days,
-                    interval_s=args.interval,
-                    seed=42,
-                    start=datetime(2026, 10, 1, tzinfo=UTC),
-                ),
-                show_progress=True,
-            )
+            fleet(work / "sim", args.gpus, args.days, args.interval)
             telemetry = work / "sim" / "telemetry" / "prometheus"
-        files = sorted(str(f) for f in telemetry.rglob("*.json*"))
-        size = sum(Path(f).stat().st_size for f in files)
+        f = measure(telemetry, work / "home", work / "floor.duckdb")
 
-        floor_s, out, floor_mib = _child([sys.executable, "-c", FLOOR, *files])
-        samples = int(out.strip())
-        cli = Path(sys.executable).with_name("gpu-ledger")
-        ingest_s, _, ingest_mib = _child(
-            [str(cli), "ingest", "--home", str(work / "home"), "--quiet", str(telemetry)]
-        )
-        with duckdb.connect(str(work / "home" / "landed.duckdb"), read_only=True) as con:
-            landed = con.sql("select count(*) from raw.dcgm_samples").fetchall()[0][0]
-        store_mib = (work / "home" / "landed.duckdb").stat().st_size / 2**20
-
-        print(
-            f"input            {len(files):,} query_range files, {size / 2**20:,.0f} MiB, {samples:,} samples"
-        )
-        for label, seconds, count, mib in (
-            ("floor (read)", floor_s, samples, floor_mib),
-            ("ingest", ingest_s, landed, ingest_mib),
-        ):
-            print(f"{label:<17}{seconds:,.1f} s   {count / seconds:,.0f} samples/s   peak {mib:,.0f} MiB")
-        print(f"ratio            ingest takes {ingest_s / floor_s:.1f}x the time of merely reading")
-        print(f"landed           {landed:,} samples, store {store_mib:,.0f} MiB")
+        print(f"input            {f.files:,} query_range files, {f.megabytes:,.0f} MiB, {f.read:,} samples")
+        for label, step, count in (("floor (read)", f.floor, f.read), ("ingest", f.ingest, f.landed)):
+            print(
+                f"{label:<17}{step.seconds:,.1f} s   {count / step.seconds:,.0f} samples/s   "
+                f"peak {step.peak_gib:,.2f} GiB"
+            )
+        print(f"ratio            ingest takes {f.ingest.seconds / f.floor.seconds:.1f}x the floor's time")
+        print(f"landed           {f.landed:,} samples")
     finally:
         shutil.rmtree(work)
 

@@ -1,7 +1,7 @@
 """How fast the fleet simulator writes, and how much memory it holds, at a large size.
 
-    .venv/bin/python benchmarks/simulate.py                      # 1,000 GPUs x 30 days at 30 s
-    .venv/bin/python benchmarks/simulate.py --gpus 200 --days 7  # smaller
+    .venv/bin/python -m benchmarks.simulate                      # 1,000 GPUs x 30 days at 30 s
+    .venv/bin/python -m benchmarks.simulate --gpus 200 --days 7  # smaller
 
 Prints wall time, telemetry samples per second (each sample of each metric written counts once),
 bytes written and peak resident memory. The output goes to a temporary folder, removed afterwards
@@ -21,6 +21,14 @@ from pathlib import Path
 from simulator.generate import simulate
 from simulator.model import SimulationConfig
 
+START = datetime(2026, 10, 1, tzinfo=UTC)
+
+
+def fleet(out: Path, gpus: int, days: int, interval: int, seed: int = 42) -> dict:
+    """Simulate the fleet every benchmark measures (from 2026-10-01) into out/; the simulator's summary."""
+    config = SimulationConfig(out=out, gpus=gpus, days=days, interval_s=interval, seed=seed, start=START)
+    return simulate(config, show_progress=True)
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -32,16 +40,8 @@ def main() -> None:
     args = p.parse_args()
 
     out = args.keep or Path(tempfile.mkdtemp(prefix="gpu-ledger-bench-"))
-    config = SimulationConfig(
-        out=out,
-        gpus=args.gpus,
-        days=args.days,
-        interval_s=args.interval,
-        seed=args.seed,
-        start=datetime(2026, 10, 1, tzinfo=UTC),
-    )
     started = time.perf_counter()
-    summary = simulate(config, show_progress=True)
+    summary = fleet(out, args.gpus, args.days, args.interval, args.seed)
     elapsed = time.perf_counter() - started
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
