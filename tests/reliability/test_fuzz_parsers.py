@@ -123,9 +123,9 @@ def seeds(tmp_path_factory) -> dict[str, list[bytes]]:
 
 
 @pytest.fixture(scope="module")
-def store() -> Iterator[RawStore]:
-    """In memory, one thread: every load is rolled back, and on inputs this small threads only cost."""
-    with RawStore(Path(":memory:")) as s:
+def store(tmp_path_factory) -> Iterator[RawStore]:
+    """One thread: every load is rolled back, and on inputs this small threads only cost."""
+    with RawStore(tmp_path_factory.mktemp("fuzz-home") / "landed.duckdb") as s:
         s.con.sql("set threads = 1")
         yield s
 
