@@ -10,6 +10,7 @@ from pathlib import Path
 from gpu_ledger import __version__
 from gpu_ledger.home import DEFAULT_HOME, Home
 from gpu_ledger.lock import HomeBusy, conflict_message, home_lock
+from ingest.errors import LegacyStore
 
 
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
@@ -259,7 +260,7 @@ def _ingest(args: argparse.Namespace, home: Path) -> int:
     print(
         f"{len(outcomes)} files: "
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        + f"; {rows:,} rows landed in {Home(home).raw_db}"
+        + f"; {rows:,} rows landed in {Home(home).landed}"
     )
     return 1 if counts.get("rejected") else 0
 
@@ -288,7 +289,7 @@ def _pull_prometheus(args: argparse.Namespace, home: Path) -> int:
         print(f"rejected: {outcome.error}", file=sys.stderr)
     print(
         f"{result.chunks} chunks: {result.fetched} fetched, {result.skipped} already landed; "
-        f"{result.rows:,} samples landed in {Home(home).raw_db}"
+        f"{result.rows:,} samples landed in {Home(home).landed}"
     )
     return 1 if result.rejected else 0
 
@@ -520,6 +521,9 @@ def main(argv: list[str] | None = None) -> int:
     except HomeBusy as exc:
         print(f"gpu-ledger {args.command}: {exc}", file=sys.stderr)
         return 2
+    except LegacyStore as exc:
+        print(f"gpu-ledger {args.command}: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # a database file another process has open: one line, not a traceback
         message = conflict_message(exc, home)
         if message is None:

@@ -20,8 +20,13 @@ class Home:
 
     @property
     def raw_db(self) -> Path:
-        """Landed source data and the ingest manifest (written by ingest only)."""
+        """The ingest manifest, and views over the landed files (written by ingest only)."""
         return self.root / "landed.duckdb"
+
+    @property
+    def landed(self) -> Path:
+        """The landed data's Parquet files, one folder per table (see ingest.store)."""
+        return self.root / "landed"
 
     @property
     def warehouse(self) -> Path:

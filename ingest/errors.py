@@ -8,6 +8,10 @@ from pathlib import Path
 _NEWLINES = re.compile(r"\s*[\r\n]+\s*")
 
 
+class LegacyStore(RuntimeError):
+    """landed.duckdb holds landed tables of a version before landed data was Parquet."""
+
+
 class IngestError(Exception):
     """A file that cannot be landed, with enough context for a user to fix it."""
 

@@ -28,6 +28,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from ingest.errors import LegacyStore
+
 MEMORY_LIMIT = os.environ.get("GPU_LEDGER_MEMORY_LIMIT", "2GB")
 MANIFEST = "raw.ingest_manifest"
 MANIFEST_DDL = f"""
@@ -61,10 +63,6 @@ PARTITIONS = {"dcgm_samples": ("day", "cast(ts at time zone 'UTC' as date)")}
 PENDING = ".pending"
 # zstd: half the bytes of the default snappy for telemetry, for a tenth more writing time
 FILE_OPTIONS = "format parquet, compression zstd"
-
-
-class LegacyStore(RuntimeError):
-    """landed.duckdb holds landed tables of a version before landed data was Parquet."""
 
 
 def _load_of(file: Path) -> str:

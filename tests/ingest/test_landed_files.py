@@ -9,8 +9,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from gpu_ledger.cli import main
+from ingest.errors import LegacyStore
 from ingest.runner import ingest
-from ingest.store import LegacyStore, RawStore
+from ingest.store import RawStore
 
 
 def _query_range(path: Path, values: list[list]) -> Path:
@@ -127,3 +129,13 @@ def test_a_store_of_an_earlier_version_is_refused_with_what_to_do(tmp_path: Path
         con.sql("create table raw.dcgm_samples (series_id ubigint, ts timestamptz, value double)")
     with pytest.raises(LegacyStore, match="before landed data was Parquet: ingest the source files again"):
         RawStore(db)
+
+
+def test_the_command_line_says_so_in_one_line(tmp_path: Path, capsys):
+    with duckdb.connect(str(tmp_path / "landed.duckdb")) as con:
+        con.sql("create schema raw")
+        con.sql("create table raw.focus (BilledCost decimal(18, 2))")
+    assert main(["status", "--home", str(tmp_path)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("gpu-ledger status: ")
+    assert line.endswith("ingest the source files again into a new --home")
