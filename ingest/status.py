@@ -49,9 +49,12 @@ def status(store: RawStore) -> list[GroupStatus]:
                 last_loaded_at=loaded["last_loaded_at"].max() if loaded.height else None,
             )
         )
-    if "dcgm_samples" in store.tables():
+    days = store.partitions("dcgm_samples")
+    if days:  # the first and last samples lie in the first and last day's files: read only those
         telemetry = next(g for g in out if g.group == "telemetry")
         telemetry.data_from, telemetry.data_to = store.con.sql(
-            "select min(ts), max(ts) from raw.dcgm_samples"
+            "select min(ts) filter (where day = $first), max(ts) filter (where day = $last) "
+            "from raw.dcgm_samples where day in ($first, $last)",
+            params={"first": days[0], "last": days[-1]},
         ).fetchall()[0]
     return out

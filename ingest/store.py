@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
@@ -222,6 +222,15 @@ class RawStore:
                 "select table_name from information_schema.tables where table_schema = 'raw' order by 1"
             ).fetchall()
         ]
+
+    def partitions(self, table: str) -> list[date]:
+        """The partitions of a partitioned table that hold files, in order (e.g. the days of samples)."""
+        column, _ = PARTITIONS[table]
+        return sorted(
+            date.fromisoformat(folder.name.removeprefix(f"{column}="))
+            for folder in (self.files / table).glob(f"{column}=*")
+            if any(folder.glob("*.parquet"))
+        )
 
     def refresh_views(self, tables: set[str] | None = None) -> None:
         """A view raw.<table> over each table folder's files (of these tables, or all), at their absolute

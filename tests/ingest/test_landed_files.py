@@ -12,6 +12,7 @@ import pytest
 from gpu_ledger.cli import main
 from ingest.errors import LegacyStore
 from ingest.runner import ingest
+from ingest.status import status
 from ingest.store import RawStore
 
 
@@ -139,3 +140,18 @@ def test_the_command_line_says_so_in_one_line(tmp_path: Path, capsys):
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("gpu-ledger status: ")
     assert line.endswith("ingest the source files again into a new --home")
+
+
+def test_status_reads_the_telemetry_window_from_the_first_and_last_days(tmp_path: Path):
+    later = [[1790899170 + 2 * 86_400, "5"]]  # 2026-10-03 23:59:30Z, in a file of its own
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        ingest([_query_range(tmp_path / "a.json", ACROSS_MIDNIGHT)], store, progress=False)
+        ingest([_query_range(tmp_path / "b.json", later)], store, progress=False)
+        assert [str(d) for d in store.partitions("dcgm_samples")] == [
+            "2026-10-01",
+            "2026-10-02",
+            "2026-10-03",
+        ]
+        telemetry = next(g for g in status(store) if g.group == "telemetry")
+    assert f"{telemetry.data_from:%Y-%m-%dT%H:%M:%S}" == "2026-10-01T23:59:30"
+    assert f"{telemetry.data_to:%Y-%m-%dT%H:%M:%S}" == "2026-10-03T23:59:30"
