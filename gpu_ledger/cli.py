@@ -152,6 +152,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="YAML",
         help="dbt vars for this build, e.g. '{idle_threshold_pct: 10}'",
     )
+    b.add_argument(
+        "--engine",
+        choices=("duckdb", "spark"),
+        default="duckdb",
+        help="the engine dbt builds on: DuckDB, or Apache Spark in-process (needs Java 17: make system-deps)",
+    )
 
     q = sub.add_parser(
         "sql", parents=[common], help="run a read-only SQL query against the published warehouse"
@@ -295,9 +301,16 @@ def _pull_prometheus(args: argparse.Namespace, home: Path) -> int:
 
 
 def _build(args: argparse.Namespace, home: Path) -> int:
-    from gpu_ledger.build import build
+    from gpu_ledger import build, spark_build
 
-    result = build(Home(home), full_refresh=args.full_refresh, dbt_vars=args.dbt_vars, wait=args.wait)
+    engine = spark_build if args.engine == "spark" else build
+    try:
+        result = engine.build(
+            Home(home), full_refresh=args.full_refresh, dbt_vars=args.dbt_vars, wait=args.wait
+        )
+    except spark_build.SparkUnavailable as exc:
+        print(f"gpu-ledger build: {exc}", file=sys.stderr)
+        return 2
     if not result.success:
         print(result.output[-4000:], file=sys.stderr)
         print(
@@ -393,7 +406,7 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
     simulated = home / "simulated"
     args.paths = [simulated]
     args.format_name, args.timezone, args.sacct_fields, args.host = None, "UTC", None, None
-    args.full_refresh, args.dbt_vars = False, None
+    args.full_refresh, args.dbt_vars, args.engine = False, None, "duckdb"
     parsing = parse_ahead(Home(home))
 
     def build_once_parsed() -> int:

@@ -109,3 +109,11 @@
 {% macro spark__map_to_json(map_column) -%}
     to_json({{ map_column }})
 {%- endmacro %}
+
+{#- dbt's split_part on Spark: Spark's own split_part (a plain-text delimiter; '' past the last part, as
+    DuckDB gives). dbt-spark's version escapes the delimiter into a regular expression with a backslash
+    that this project's raw string literals (spark.sql.parser.escapedStringLiterals) keep, so it would
+    never split. -#}
+{% macro spark__split_part(string_text, delimiter_text, part_number) -%}
+    split_part({{ string_text }}, {{ delimiter_text }}, {{ part_number }})
+{%- endmacro %}

@@ -128,7 +128,8 @@ final as (
         {{ money('total_gpu_cost') }} as total_gpu_cost,
         {{ money('business_value') }} as business_value,
         cast(
-            case when total_gpu_cost > 0 then (business_value - total_gpu_cost) / total_gpu_cost end as double
+            case when total_gpu_cost > 0 then cast(business_value - total_gpu_cost as double) / total_gpu_cost end
+            as double
         ) as roi,
         -- numerics
         cast(completed_training_runs as integer) as completed_training_runs,

@@ -170,9 +170,9 @@ final as (
         case
             when budget_scope.budget = 0
                 then case when coalesce(totals.forecast_month_end, 0) > 0 then 'over_budget' else 'on_track' end
-            when 100.0 * coalesce(totals.forecast_month_end, 0) / budget_scope.budget >= {{ over_pct }}
+            when 100 * cast(coalesce(totals.forecast_month_end, 0) as double) / budget_scope.budget >= {{ over_pct }}
                 then 'over_budget'
-            when 100.0 * coalesce(totals.forecast_month_end, 0) / budget_scope.budget >= {{ at_risk_pct }}
+            when 100 * cast(coalesce(totals.forecast_month_end, 0) as double) / budget_scope.budget >= {{ at_risk_pct }}
                 then 'at_risk'
             else 'on_track'
         end as status,
@@ -182,12 +182,12 @@ final as (
         {{ money('coalesce(totals.forecast_month_end, 0)') }} as forecast_month_end,
         -- numerics
         cast(
-            case when budget_scope.budget > 0 then 100.0 * coalesce(totals.actual_to_date, 0) / budget_scope.budget end
+            case when budget_scope.budget > 0 then 100 * cast(coalesce(totals.actual_to_date, 0) as double) / budget_scope.budget end
             as double
         ) as pct_of_budget,
         cast(
             case
-                when budget_scope.budget > 0 then 100.0 * coalesce(totals.forecast_month_end, 0) / budget_scope.budget
+                when budget_scope.budget > 0 then 100 * cast(coalesce(totals.forecast_month_end, 0) as double) / budget_scope.budget
             end as double
         ) as forecast_pct_of_budget,
         -- dates

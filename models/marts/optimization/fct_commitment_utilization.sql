@@ -29,8 +29,8 @@ covered as (
             when 'Committed Use Discount' then 'committed_use_discount'
             else lower(replace(commitment_type, ' ', '_'))
         end as commitment_type,
-        usage_seconds / 3600.0 as instance_hours,
-        usage_seconds / 3600.0 * coalesce(gpu_count, 1) as gpu_hours,
+        cast(usage_seconds as double) / 3600 as instance_hours,
+        cast(usage_seconds as double) / 3600 * coalesce(gpu_count, 1) as gpu_hours,
         effective_cost,
         list_cost
     from instance_hours
@@ -61,7 +61,7 @@ eligible_monthly as (
     select
         covered_scope.commitment_id,
         date_trunc('month', instance_hours.hour_start) as month_start,
-        sum(instance_hours.usage_seconds / 3600.0) as eligible_instance_hours
+        sum(cast(instance_hours.usage_seconds as double) / 3600) as eligible_instance_hours
     from covered_scope
     inner join instance_hours
         on
@@ -135,10 +135,11 @@ final as (
         {{ money('used_cost') }} as used_cost,
         {{ money('unused_cost') }} as unused_cost,
         cast(
-            case when used_cost + unused_cost > 0 then 100.0 * used_cost / (used_cost + unused_cost) end as double
+            case when used_cost + unused_cost > 0 then 100 * cast(used_cost as double) / (used_cost + unused_cost) end
+            as double
         ) as utilization_pct,
         {{ money('covered_list_cost') }} as covered_on_demand_cost,
-        cast(case when covered_list_cost > 0 then 1 - used_cost / covered_list_cost end as double)
+        cast(case when covered_list_cost > 0 then 1 - cast(used_cost as double) / covered_list_cost end as double)
             as effective_savings_rate,
         {{ money('covered_list_cost - used_cost - unused_cost') }} as net_savings,
         -- timestamps

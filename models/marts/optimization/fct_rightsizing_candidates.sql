@@ -92,7 +92,7 @@ observed_rates as (
     select
         provider,
         instance_type,
-        sum(effective_cost) / sum(usage_seconds / 3600.0 * coalesce(gpu_count, 1)) as gpu_hourly_cost
+        sum(effective_cost) / sum(cast(usage_seconds as double) / 3600 * coalesce(gpu_count, 1)) as gpu_hourly_cost
     from instance_hours
     where pricing_category = 'Standard' and usage_seconds > 0
     group by provider, instance_type

@@ -1,0 +1,87 @@
+"""The same fleet built on DuckDB and on Apache Spark (local, in-process), times side by side.
+
+    .venv/bin/python benchmarks/engines.py                               # 100 GPUs x 7 days at 30 s
+    .venv/bin/python benchmarks/engines.py --gpus 68 --days 2 --interval 900   # the equality test's fleet
+
+Simulates a fleet, ingests it once, copies the landed home, then runs `gpu-ledger build` and
+`gpu-ledger build --engine spark` (models, seeds, data tests, publish; each a full build in a child
+process) and prints both wall times, the telemetry samples and the bytes of landed Parquet per sample:
+the baseline for the README's cluster estimate. Local Spark on a laptop's cores is slower than DuckDB;
+what it measures is Spark's cost per sample, which a cluster divides among its nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+CLI = str(Path(sys.executable).with_name("gpu-ledger"))
+
+
+def _timed(args: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(args, check=True, capture_output=True, text=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--gpus", type=int, default=100)
+    p.add_argument("--days", type=int, default=7)
+    p.add_argument("--interval", type=int, default=30)
+    p.add_argument("--work", type=Path, help="work here (kept) instead of a temporary folder (removed)")
+    args = p.parse_args()
+
+    from simulator.generate import simulate
+    from simulator.model import SimulationConfig
+
+    work = args.work or Path(tempfile.mkdtemp(prefix="gpu-ledger-engines-bench-"))
+    try:
+        sim, duck, spark = work / "sim", work / "duckdb", work / "spark"
+        simulate(
+            SimulationConfig(
+                out=sim,
+                gpus=args.gpus,
+                days=args.days,
+                interval_s=args.interval,
+                seed=42,
+                start=datetime(2026, 10, 1, tzinfo=UTC),
+            ),
+            show_progress=True,
+        )
+        ingest_s = _timed([CLI, "ingest", "--home", str(duck), "--quiet", str(sim)])
+        shutil.copytree(duck, spark)
+        duckdb_s = _timed([CLI, "build", "--home", str(duck)])
+        spark_s = _timed([CLI, "build", "--home", str(spark), "--engine", "spark"])
+
+        samples_dir = duck / "landed" / "dcgm_samples"
+        parquet_bytes = sum(f.stat().st_size for f in samples_dir.rglob("*.parquet"))
+        samples = duckdb.sql(
+            "select count(*) from read_parquet(?, hive_partitioning = true)",
+            params=[f"{samples_dir}/*/*.parquet"],
+        ).fetchone()[0]
+        days = len([d for d in samples_dir.iterdir() if d.name.startswith("day=")])
+        print(f"fleet: {args.gpus} GPUs x {args.days} days at {args.interval} s, {os.cpu_count()} cores")
+        print(f"landed: {samples:,} telemetry samples in {days} day partitions, ingest {ingest_s:.1f} s")
+        mib = parquet_bytes / 2**20
+        print(f"        {parquet_bytes / samples:.2f} bytes of Parquet per sample ({mib:.1f} MiB)")
+        print(f"{'engine':<8} {'full build (s)':>15} {'samples / s':>12}")
+        for engine, seconds in (("duckdb", duckdb_s), ("spark", spark_s)):
+            print(f"{engine:<8} {seconds:>15.1f} {samples / seconds:>12,.0f}")
+        print(f"spark / duckdb: {spark_s / duckdb_s:.1f}x")
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""`gpu-ledger build --engine spark`: the same dbt project on Apache Spark, published as the same warehouse.
+
+dbt runs on the profile's `spark` target: dbt-spark's session method, PySpark in dbt's own process
+(local mode, every core of `GPU_LEDGER_SPARK_CORES`, a driver of `GPU_LEDGER_SPARK_MEMORY`). Spark reads
+the landed Parquet under `<home>/landed` (macro register_landed makes a view in schema `raw` of every
+table folder that holds data) and writes its tables as Parquet under `<home>/spark/warehouse`, with a
+Derby metastore beside them. Each Spark build starts from an empty `<home>/spark`, so it is a full
+build and a killed one leaves nothing a later one trips on.
+
+The marts Spark wrote are then copied into a new DuckDB file (schema `marts`), checked to hold every
+mart dbt built, and renamed over `<home>/warehouse.duckdb`, as the DuckDB build publishes: the app,
+`gpu-ledger sql` and finance's DuckDB clients read it unchanged, and a failed or killed build leaves the
+published warehouse as it was. The build holds the home's writer lock throughout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import yaml
+
+from gpu_ledger.build import (
+    MARTS,
+    PROJECT_DIR,
+    BuildResult,
+    PublishRefused,
+    _fsync,
+    _remove_dead_builds,
+    built_marts,
+)
+from gpu_ledger.home import Home
+from gpu_ledger.lock import home_lock
+from gpu_ledger.tether import tethered
+
+JAVA_17 = Path("/usr/lib/jvm/java-17-openjdk-amd64")  # Debian's openjdk-17-jre-headless (make system-deps)
+
+
+class SparkUnavailable(Exception):
+    """No Java runtime to run Spark with."""
+
+
+def java_home() -> Path:
+    """$JAVA_HOME when it holds a java, else Debian's OpenJDK 17."""
+    for candidate in (os.environ.get("JAVA_HOME"), JAVA_17):
+        if candidate and (Path(candidate) / "bin" / "java").is_file():
+            return Path(candidate)
+    raise SparkUnavailable(
+        f"Spark needs Java 17 and none was found at $JAVA_HOME or {JAVA_17}: run `make system-deps`"
+    )
+
+
+def landed_tables(landed: Path) -> list[str]:
+    """The table folders under `<home>/landed` that hold at least one data file (names starting with `.` or
+    `_`, such as `.pending`, are not data)."""
+    if not landed.is_dir():
+        return []
+    return sorted(
+        folder.name
+        for folder in landed.iterdir()
+        if folder.is_dir()
+        and not folder.name.startswith((".", "_"))
+        and any(not path.name.startswith((".", "_")) for path in folder.rglob("*.parquet"))
+    )
+
+
+def build(
+    home: Home,
+    *,
+    project_dir: Path = PROJECT_DIR,
+    full_refresh: bool = False,
+    dbt_vars: str | None = None,
+    wait: float | None = None,
+) -> BuildResult:
+    """Build on Spark and publish under the home's lock; the arguments are `gpu_ledger.build.build`'s.
+
+    Every Spark build is a full one, so `full_refresh` changes nothing; `dbt_vars` is dbt's --vars (YAML).
+    Raises `SparkUnavailable` when there is no Java, `gpu_ledger.lock.HomeBusy` when another writer
+    holds the home (beyond `wait`).
+    """
+    java = java_home()
+    home = Home(home.root.resolve())  # dbt runs inside the home: every path it is given must be absolute
+    with home_lock(home.root, "build", wait=wait):
+        _remove_dead_builds(home)
+        private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
+        private.mkdir(parents=True)
+        try:
+            return _build_in(home, private, project_dir, java, dbt_vars)
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _build_in(home: Home, private: Path, project_dir: Path, java: Path, dbt_vars: str | None) -> BuildResult:
+    spark = home.root / "spark"
+    shutil.rmtree(spark, ignore_errors=True)
+    spark.mkdir()
+    logs = spark / "dbt"
+    done = run_dbt(home, java, logs, project_dir, dbt_vars)
+    log = logs / "logs" / "dbt.log"
+    if done.returncode != 0:
+        return BuildResult(False, None, log, done.stdout + done.stderr)
+    try:
+        publish(
+            spark / "warehouse", private / "warehouse.duckdb", home.warehouse, built_marts(logs / "target")
+        )
+    except PublishRefused as exc:
+        return BuildResult(False, None, log, f"{done.stdout}\n{exc}")
+    return BuildResult(True, home.warehouse, log, done.stdout)
+
+
+def run_dbt(
+    home: Home, java: Path, logs: Path, project_dir: Path, dbt_vars: str | None
+) -> subprocess.CompletedProcess[str]:
+    """`dbt build` on the spark target (unit tests excluded, as the DuckDB build does), with the landed
+    tables to register passed as vars beside the user's."""
+    landed = home.root / "landed"
+    variables = yaml.safe_load(dbt_vars) if dbt_vars else {}
+    if not isinstance(variables, dict):
+        raise ValueError(f"--vars must be a YAML mapping, got {dbt_vars!r}")
+    variables |= {"landed_dir": str(landed), "landed_tables": landed_tables(landed)}
+    env = {
+        **os.environ,
+        "GPU_LEDGER_HOME": str(home.root),
+        "JAVA_HOME": str(java),
+        "TZ": "UTC",  # PySpark hands timestamps to dbt as naive datetimes in the process's time zone
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
+    command = [
+        str(Path(sys.executable).with_name("dbt")),
+        "build",
+        "--exclude-resource-type",
+        "unit_test",
+        "--target",
+        "spark",
+        "--vars",
+        json.dumps(variables),
+        "--project-dir",
+        str(project_dir),
+        "--profiles-dir",
+        str(project_dir),
+        "--target-path",
+        str(logs / "target"),
+        "--log-path",
+        str(logs / "logs"),
+    ]
+    return subprocess.run(tethered(command), capture_output=True, text=True, env=env, cwd=home.root)
+
+
+def publish(spark_warehouse: Path, staged: Path, warehouse: Path, marts: set[str]) -> None:
+    """Copy every mart Spark wrote into a new DuckDB file's schema `marts`, then rename it into place.
+
+    Tables, not views over the Parquet: readers open the warehouse with file access disabled.
+    """
+    if not marts:
+        raise PublishRefused("dbt reported no marts built: nothing published, the warehouse is unchanged")
+    missing = []
+    with duckdb.connect(str(staged)) as con:
+        con.sql(f"create schema {MARTS}")
+        for mart in sorted(marts):
+            files = spark_warehouse / f"{MARTS}.db" / mart
+            if not any(files.glob("*.parquet")):
+                missing.append(mart)
+                continue
+            con.execute(
+                f"create table {MARTS}.{mart} as select * from read_parquet(?)", [str(files / "*.parquet")]
+            )
+        con.sql("checkpoint")
+    if missing:
+        raise PublishRefused(
+            f"Spark wrote no files for {len(missing)} of {len(marts)} marts ({', '.join(missing[:5])}): "
+            "nothing published, the warehouse is unchanged"
+        )
+    _fsync(staged)
+    os.replace(staged, warehouse)
+    _fsync(warehouse.parent)
