@@ -6,6 +6,7 @@ renamed as (
     select
         series_id,
         ts as sampled_at,
+        day as sampled_day,
         value,
         _load_id as load_id
     from source

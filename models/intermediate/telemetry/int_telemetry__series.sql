@@ -1,0 +1,108 @@
+-- grain: one row per DCGM series read (series_id)
+{#-
+    The DCGM series of the four metrics the warehouse reads (GPU_UTIL, GR_ENGINE_ACTIVE, FB_USED,
+    TOTAL_ENERGY_CONSUMPTION), each with the stream it belongs to: one telemetry unit (a whole GPU,
+    or a MIG slice) x one consumer label set. A small table, rebuilt on every build: the one pass
+    over the samples (int_telemetry__hour_parts) works on the integer ids numbered here and puts
+    the labels back on its hourly rows.
+    - A series repeated per load in stg_dcgm__series is one row (its labels are equal).
+    - Consumer: the pod (dcgm-exporter's Kubernetes mapping) and/or HPC job (its Slurm mapping) on
+      the series' labels; null when the unit is idle.
+    - The ids (stream, unit, GPU) and ranks (host, consumer) number the values of this read in
+      their sort order, so that the samples are grouped and compared on integers, and the largest
+      rank is the largest value; they are not stable from one build to the next.
+#}
+with
+
+series as (
+    select
+        series_id,
+        max(metric) as metric,
+        max(gpu_uuid) as gpu_uuid,
+        max(mig_instance_id) as mig_instance_id,
+        max(mig_profile) as mig_profile,
+        max(hostname) as hostname,
+        max(pod_namespace) as pod_namespace,
+        max(pod_name) as pod_name,
+        max(pod_uid) as pod_uid,
+        max(hpc_job_id) as hpc_job_id
+    from {{ ref('stg_dcgm__series') }}
+    where
+        metric in (
+            'DCGM_FI_DEV_GPU_UTIL',
+            'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
+            'DCGM_FI_DEV_FB_USED',
+            'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION'
+        )
+        and gpu_uuid is not null
+    group by series_id
+),
+
+numbered as (
+    select
+        *,
+        dense_rank() over (
+            order by gpu_uuid, mig_instance_id, pod_namespace, pod_name, pod_uid, hpc_job_id
+        ) as stream_id,
+        dense_rank() over (order by gpu_uuid, mig_instance_id) as unit_id,
+        dense_rank() over (order by gpu_uuid) as gpu_id
+    from series
+),
+
+-- a stream's labels are those of its series (the host and profile: the largest)
+streams as (
+    select
+        *,
+        max(hostname) over (partition by stream_id) as stream_hostname,
+        max(mig_profile) over (partition by stream_id) as stream_mig_profile
+    from numbered
+),
+
+labelled as (
+    select
+        *,
+        case
+            when pod_name is not null
+                then
+                    'pod:' || coalesce(pod_namespace, '') || '/' || pod_name
+                    || coalesce('/' || pod_uid, '')
+                    || coalesce(' hpc_job:' || hpc_job_id, '')
+            when hpc_job_id is not null then 'hpc_job:' || hpc_job_id
+        end as consumer
+    from streams
+),
+
+final as (
+    select
+        -- ids
+        series_id,
+        stream_id,
+        unit_id,
+        gpu_id,
+        gpu_uuid,
+        mig_instance_id,
+        consumer,
+        pod_namespace,
+        pod_name,
+        pod_uid,
+        hpc_job_id,
+        stream_hostname as hostname,
+        -- dimensions
+        metric,
+        stream_mig_profile as mig_profile,
+        case
+            when pod_name is not null and hpc_job_id is not null then 'kubernetes+slurm'
+            when pod_name is not null then 'kubernetes'
+            when hpc_job_id is not null then 'slurm'
+        end as scheduler,
+        case
+            when mig_instance_id is null then 7
+            else {{ mig_compute_slices('stream_mig_profile') }}
+        end as compute_slices,
+        -- numerics: ranks in sort order, null for a null value
+        case when stream_hostname is not null then dense_rank() over (order by stream_hostname) end as host_rank,
+        case when consumer is not null then dense_rank() over (order by consumer) end as consumer_rank
+    from labelled
+)
+
+select * from final
