@@ -1,17 +1,31 @@
 -- grain: one row per gpu (gpu_uuid) x mig slice (mig_instance_id) x consumer x sample time (sampled_at)
 {#-
-    The samples one by one, for the few readers that need them at a finer grain than an hour
-    (a consumer's first and last sample; a job's samples inside its own interval). Ephemeral: never
-    stored, so a reader pays for reading the landed samples (int_telemetry__unit_readings, labelled from int_telemetry__series); every
-    telemetry figure is summed from int_telemetry__hour_parts instead. step_seconds is the one the
-    pass gave the sample's stream in that hour (its consumer part).
+    The samples one by one, for the readers that need a finer grain than the hour (a label set's
+    first and last sample; a job's samples inside its own interval). Every telemetry figure is
+    summed from int_telemetry__hour_parts instead; this table is a copy of the samples for those
+    readers only, with the step the one pass gave each stream in that hour.
+    Incremental: a build reads the samples at or after the newest one held minus
+    `telemetry_incremental_lookback_hours` (1), from those days' partitions only, and replaces those
+    times (delete on gpu_uuid x sampled_at); late samples for earlier times need --full-refresh.
 #}
-{{ config(materialized='ephemeral') }}
+{{
+    config(
+        materialized=incremental_materialization(),
+        incremental_strategy='delete+insert',
+        unique_key=['gpu_uuid', 'sampled_at'],
+        on_schema_change='append_new_columns',
+    )
+}}
+
+{%- set since = telemetry_incremental_since(this, 'sampled_at') if is_incremental() else none %}
 
 with
 
 readings as (
     select * from {{ ref('int_telemetry__unit_readings') }}
+    {%- if since is not none %}
+    where sampled_at >= {{ since }} and sampled_day >= {{ utc_date(since) }}
+    {%- endif %}
 ),
 
 streams as (
