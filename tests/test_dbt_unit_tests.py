@@ -35,21 +35,27 @@ def unit_test_problems(project_dir: Path, folder: Path) -> tuple[list[str], int]
         ["build", "--exclude-resource-type", "test", "--no-use-colors"],
     )
     target = logs / "target"
+    if not (target / "run_results.json").exists():  # dbt stopped before it ran anything (a parse error)
+        return [f"dbt failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}"], 0
     declared = set(json.loads((target / "manifest.json").read_text())["unit_tests"])
     results = {r["unique_id"]: r for r in json.loads((target / "run_results.json").read_text())["results"]}
+    status = {unique_id: results.get(unique_id, {}).get("status", "did not run") for unique_id in declared}
     problems = [
-        f"{unique_id}: {results[unique_id]['status']}: {results[unique_id]['message']}"
-        if unique_id in results
-        else f"{unique_id}: did not run"
+        f"{unique_id}: {status[unique_id]}: {results[unique_id]['message']}"
         for unique_id in sorted(declared)
-        if results.get(unique_id, {}).get("status") != "pass"
+        if status[unique_id] in ("fail", "error")
     ]
-    if done.returncode != 0 and not problems:
-        problems.append(f"dbt failed before a unit test did:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+    if done.returncode != 0 and not problems:  # dbt stopped before any unit test failed: say why
+        problems.append(f"dbt failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+    skipped = sorted(unique_id for unique_id in declared if status[unique_id] in ("skipped", "did not run"))
+    if skipped:  # after their cause: the unit tests of a model that was not built do not run
+        problems.append(
+            f"{len(skipped)} did not run, as a model they need was not built: {', '.join(skipped)}"
+        )
     return problems, len(declared)
 
 
 def test_every_dbt_unit_test_passes(tmp_path: Path):
     problems, declared = unit_test_problems(PROJECT_DIR, tmp_path)
-    assert declared > 0, "the project declares no unit tests: is the manifest read right?"
     assert not problems, "\n".join(problems)
+    assert declared > 0, "the project declares no unit tests: is the manifest read right?"
