@@ -1,7 +1,7 @@
 """The same fleet built on DuckDB and on Apache Spark (local, in-process), times side by side.
 
-    .venv/bin/python benchmarks/engines.py                               # 100 GPUs x 7 days at 30 s
-    .venv/bin/python benchmarks/engines.py --gpus 68 --days 2 --interval 900   # the equality test's fleet
+    .venv/bin/python -m benchmarks.engines                               # 100 GPUs x 3 days at 30 s
+    .venv/bin/python -m benchmarks.engines --gpus 68 --days 2 --interval 900   # the equality test's fleet
 
 Simulates a fleet, ingests it once, copies the landed home, then runs `gpu-ledger build` and
 `gpu-ledger build --engine spark` (models, seeds, data tests, publish; each a full build in a child
@@ -36,7 +36,7 @@ def _timed(args: list[str]) -> float:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--gpus", type=int, default=100)
-    p.add_argument("--days", type=int, default=7)
+    p.add_argument("--days", type=int, default=3)
     p.add_argument("--interval", type=int, default=30)
     p.add_argument("--work", type=Path, help="work here (kept) instead of a temporary folder (removed)")
     args = p.parse_args()
@@ -60,16 +60,14 @@ def main() -> None:
         )
         ingest_s = _timed([CLI, "ingest", "--home", str(duck), "--quiet", str(sim)])
         shutil.copytree(duck, spark)
+        samples_dir = duck / "landed" / "dcgm_samples"
+        parquet_bytes = sum(f.stat().st_size for f in samples_dir.rglob("*.parquet"))
+        files = f"{samples_dir}/*/*.parquet"
+        samples = duckdb.execute("select count(*) from read_parquet(?)", [files]).fetchall()[0][0]
+        days = len([d for d in samples_dir.iterdir() if d.name.startswith("day=")])
         duckdb_s = _timed([CLI, "build", "--home", str(duck)])
         spark_s = _timed([CLI, "build", "--home", str(spark), "--engine", "spark"])
 
-        samples_dir = duck / "landed" / "dcgm_samples"
-        parquet_bytes = sum(f.stat().st_size for f in samples_dir.rglob("*.parquet"))
-        samples = duckdb.sql(
-            "select count(*) from read_parquet(?, hive_partitioning = true)",
-            params=[f"{samples_dir}/*/*.parquet"],
-        ).fetchone()[0]
-        days = len([d for d in samples_dir.iterdir() if d.name.startswith("day=")])
         print(f"fleet: {args.gpus} GPUs x {args.days} days at {args.interval} s, {os.cpu_count()} cores")
         print(f"landed: {samples:,} telemetry samples in {days} day partitions, ingest {ingest_s:.1f} s")
         mib = parquet_bytes / 2**20
