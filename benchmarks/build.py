@@ -58,7 +58,7 @@ class BuildFigures:
 
 
 def held_back_fleet(work: Path, gpus: int, days: int, interval: int) -> tuple[Path, Path]:
-    """Simulate days + 1 days into work/sim and move the last day's telemetry to work/later.
+    """Simulate days + 1 days into work/sim and move the last day's telemetry (all of it) to work/later.
 
     Returns (sim, later). A work folder that already holds both is reused as it is.
     """
@@ -70,7 +70,13 @@ def held_back_fleet(work: Path, gpus: int, days: int, interval: int) -> tuple[Pa
     last_day = (START + timedelta(days=days)).strftime("%Y-%m-%d")
     partial = work / "later.partial"
     shutil.rmtree(partial, ignore_errors=True)
-    for path in sorted(sim.glob(f"telemetry/prometheus/*/*/{last_day}.json.gz")):
+    # every telemetry file of that day: the Prometheus day files and the exporters' /metrics snapshots
+    # taken that day (which would otherwise land with the rest and put the build's window past the day)
+    last_days = [
+        *sim.glob(f"telemetry/prometheus/*/*/{last_day}.json.gz"),
+        *sim.glob(f"telemetry/metrics/*-{last_day}T*"),
+    ]
+    for path in sorted(last_days):
         target = partial / path.relative_to(sim)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(path, target)
