@@ -99,7 +99,7 @@ def build(
         published_at = None if full_refresh else _published_from(home, inputs)
         if published_at is not None:
             return BuildResult(True, home.warehouse, home.root / "dbt" / "logs" / "dbt.log", "", published_at)
-        _remove_dead_builds(home)
+        remove_dead_builds(home)
         private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
         private.mkdir(parents=True)
         try:
@@ -243,9 +243,9 @@ def _record(home: Home, inputs: dict[str, str]) -> None:
     }
     staged = home.root / f"{FINGERPRINT}.new"  # writers hold the lock: one name, a killed one's is replaced
     staged.write_text(json.dumps(record, indent=2) + "\n")
-    _fsync(staged)
+    fsync(staged)
     os.replace(staged, home.root / FINGERPRINT)
-    _fsync(home.root)
+    fsync(home.root)
 
 
 def _identity(path: Path) -> list[int]:
@@ -295,12 +295,12 @@ def publish(work: Path, staged: Path, warehouse: Path, marts: set[str]) -> None:
             f"the built file lacks {len(missing)} of {len(marts)} marts ({', '.join(missing[:5])}): "
             "nothing published, the warehouse is unchanged"
         )
-    _fsync(staged)
+    fsync(staged)
     os.replace(staged, warehouse)
-    _fsync(warehouse.parent)
+    fsync(warehouse.parent)
 
 
-def _fsync(path: Path) -> None:
+def fsync(path: Path) -> None:
     """Flush a file's or a folder's entries to disk, so a rename survives a power cut."""
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -309,7 +309,7 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _remove_dead_builds(home: Home) -> None:
+def remove_dead_builds(home: Home) -> None:
     """Remove the folders of builds killed before they could clean up (their pid is gone).
 
     Called under the home lock, so no live build of this home is missed; the pid check keeps a build

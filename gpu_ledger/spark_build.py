@@ -31,9 +31,9 @@ from gpu_ledger.build import (
     PROJECT_DIR,
     BuildResult,
     PublishRefused,
-    _fsync,
-    _remove_dead_builds,
     built_marts,
+    fsync,
+    remove_dead_builds,
 )
 from gpu_ledger.home import Home
 from gpu_ledger.lock import home_lock
@@ -87,7 +87,7 @@ def build(
     java = java_home()
     home = Home(home.root.resolve())  # dbt runs inside the home: every path it is given must be absolute
     with home_lock(home.root, "build", wait=wait):
-        _remove_dead_builds(home)
+        remove_dead_builds(home)
         private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
         private.mkdir(parents=True)
         try:
@@ -176,6 +176,6 @@ def publish(spark_warehouse: Path, staged: Path, warehouse: Path, marts: set[str
             f"Spark wrote no files for {len(missing)} of {len(marts)} marts ({', '.join(missing[:5])}): "
             "nothing published, the warehouse is unchanged"
         )
-    _fsync(staged)
+    fsync(staged)
     os.replace(staged, warehouse)
-    _fsync(warehouse.parent)
+    fsync(warehouse.parent)
