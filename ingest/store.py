@@ -172,9 +172,10 @@ class RawStore:
         Columns of no type (all null) are written as text, so that every engine reads one type.
         """
         shape = self.con.sql("select * from incoming limit 0")
+        quoted = ['"' + name.replace('"', '""') + '"' for name in shape.columns]
         columns = ", ".join(
-            f'cast("{name}" as varchar) as "{name}"' if str(dtype) == '"NULL"' else f'"{name}"'
-            for name, dtype in zip(shape.columns, shape.types, strict=True)
+            f"cast({q} as varchar) as {q}" if str(dtype) == '"NULL"' else q
+            for q, dtype in zip(quoted, shape.types, strict=True)
         )
         n = self._written.get(load_id, 0)
         self._written[load_id] = n + 1
