@@ -38,6 +38,7 @@ from gpu_ledger.build import (
 from gpu_ledger.home import Home
 from gpu_ledger.lock import home_lock
 from gpu_ledger.tether import tethered
+from ingest.store import RawStore
 
 JAVA_17 = Path("/usr/lib/jvm/java-17-openjdk-amd64")  # Debian's openjdk-17-jre-headless (make system-deps)
 
@@ -87,6 +88,8 @@ def build(
     java = java_home()
     home = Home(home.root.resolve())  # dbt runs inside the home: every path it is given must be absolute
     with home_lock(home.root, "build", wait=wait):
+        # opening the store finishes or discards what a killed ingest left, before Spark lists the files
+        RawStore(home.raw_db).close()
         remove_dead_builds(home)
         private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
         private.mkdir(parents=True)
