@@ -26,7 +26,8 @@ UTIL = "telemetry/prometheus/hpc-fra/DCGM_FI_DEV_GPU_UTIL"
 
 
 def _totals(store: RawStore) -> tuple[int, float]:
-    return store.con.sql("select count(*), sum(value) from raw.dcgm_samples").fetchall()[0]
+    # rounded: a double sum over several Parquet files read in parallel varies in its last digits
+    return store.con.sql("select count(*), round(sum(value), 6) from raw.dcgm_samples").fetchall()[0]
 
 
 def _query_range(series: list[tuple[dict, list[list]]]) -> str:
