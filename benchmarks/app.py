@@ -30,7 +30,7 @@ from pathlib import Path
 
 from gpu_ledger.app_server import APP, serving
 
-ROOT = APP.parents[1]
+ROOT = APP.parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 PAGES = sorted(path.stem for path in (APP.parent / "views").glob("*.py"))  # one per st.Page
 BIG_MARTS = ("fct_gpu_hours", "fct_gpu_hour_allocations", "fct_job_costs", "fct_billing_focus")

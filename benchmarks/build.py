@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmarks.measure import Step, cli, run
 from benchmarks.simulate import START, fleet
-from simulator.generate import INPUT_FOLDERS
+from gpu_ledger.simulator.generate import INPUT_FOLDERS
 
 # read through landed.duckdb's raw.dcgm_samples, whatever lies behind it (a table, or a view over files)
 FLOOR = """

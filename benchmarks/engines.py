@@ -41,8 +41,8 @@ def main() -> None:
     p.add_argument("--work", type=Path, help="work here (kept) instead of a temporary folder (removed)")
     args = p.parse_args()
 
-    from simulator.generate import simulate
-    from simulator.model import SimulationConfig
+    from gpu_ledger.simulator.generate import simulate
+    from gpu_ledger.simulator.model import SimulationConfig
 
     work = args.work or Path(tempfile.mkdtemp(prefix="gpu-ledger-engines-bench-"))
     try:

@@ -25,7 +25,7 @@ import duckdb
 
 from benchmarks.measure import Step, cli, run
 from benchmarks.simulate import fleet
-from ingest.sniff import content_size
+from gpu_ledger.ingest.sniff import content_size
 
 # DuckDB as it would land samples if nothing else had to happen; the memory limit is the goal's budget
 FLOOR = """

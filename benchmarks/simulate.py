@@ -18,8 +18,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 
 START = datetime(2026, 10, 1, tzinfo=UTC)
 

@@ -41,9 +41,9 @@ import duckdb
 import yaml
 
 from gpu_ledger.home import Home
+from gpu_ledger.ingest.store import RawStore
 from gpu_ledger.lock import alive, home_lock
 from gpu_ledger.tether import tethered
-from ingest.store import RawStore
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 MARTS = "marts"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from gpu_ledger import __version__
 from gpu_ledger.home import DEFAULT_HOME, Home
+from gpu_ledger.ingest.errors import LegacyStore
 from gpu_ledger.lock import HomeBusy, conflict_message, home_lock
-from ingest.errors import LegacyStore
 
 
 # subcommands whose issue has not landed yet: name -> (one-line help, what will build it)
@@ -211,8 +211,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _simulate(args: argparse.Namespace, out: Path) -> int:
-    from simulator.generate import simulate
-    from simulator.model import SimulationConfig
+    from gpu_ledger.simulator.generate import simulate
+    from gpu_ledger.simulator.model import SimulationConfig
 
     config = SimulationConfig(
         out=out, gpus=args.gpus, days=args.days, interval_s=args.interval, seed=args.seed, start=args.start
@@ -238,9 +238,9 @@ def _simulate(args: argparse.Namespace, out: Path) -> int:
 
 
 def _ingest(args: argparse.Namespace, home: Path) -> int:
-    from ingest.base import Options
-    from ingest.runner import ingest
-    from ingest.store import RawStore
+    from gpu_ledger.ingest.base import Options
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
 
     options = Options(
         timezone=args.timezone,
@@ -272,9 +272,9 @@ def _ingest(args: argparse.Namespace, home: Path) -> int:
 
 
 def _pull_prometheus(args: argparse.Namespace, home: Path) -> int:
-    from ingest.errors import IngestError
-    from ingest.prometheus_pull import pull
-    from ingest.store import RawStore
+    from gpu_ledger.ingest.errors import IngestError
+    from gpu_ledger.ingest.prometheus_pull import pull
+    from gpu_ledger.ingest.store import RawStore
 
     try:
         with home_lock(home, "pull prometheus", wait=args.wait), RawStore(Home(home).raw_db) as store:
@@ -378,8 +378,8 @@ def _export_focus(args: argparse.Namespace, home: Path) -> int:
 
 
 def _validate(home: Path, wait: float | None) -> int:
-    from ingest.store import RawStore
-    from ingest.validate import validate
+    from gpu_ledger.ingest.store import RawStore
+    from gpu_ledger.ingest.validate import validate
 
     landed = Home(home).raw_db
     if not landed.exists():
@@ -432,8 +432,8 @@ def _demo(args: argparse.Namespace, home: Path) -> int:
 
 
 def _status(home: Path, wait: float | None) -> int:
-    from ingest.status import WITHOUT, status
-    from ingest.store import RawStore
+    from gpu_ledger.ingest.status import WITHOUT, status
+    from gpu_ledger.ingest.store import RawStore
 
     landed = Home(home).raw_db
     if not landed.exists():

@@ -36,9 +36,9 @@ from gpu_ledger.build import (
     remove_dead_builds,
 )
 from gpu_ledger.home import Home
+from gpu_ledger.ingest.store import RawStore
 from gpu_ledger.lock import home_lock
 from gpu_ledger.tether import tethered
-from ingest.store import RawStore
 
 JAVA_17 = Path("/usr/lib/jvm/java-17-openjdk-amd64")  # Debian's openjdk-17-jre-headless (make system-deps)
 

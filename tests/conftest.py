@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 
@@ -38,9 +38,9 @@ def warehouse(sim: Path, tmp_path_factory) -> Path:
     file (read it read-only)."""
     from gpu_ledger.build import build
     from gpu_ledger.home import Home
-    from ingest.runner import ingest
-    from ingest.store import RawStore
-    from ingest.validate import validate
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
+    from gpu_ledger.ingest.validate import validate
 
     home = Home(tmp_path_factory.mktemp("home"))
     with RawStore(home.raw_db) as store:

@@ -26,8 +26,8 @@ from gpu_ledger.build import (
 )
 from gpu_ledger.cli import main
 from gpu_ledger.home import Home
-from ingest.runner import ingest
-from ingest.store import RawStore
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
 
 pytestmark = pytest.mark.slow
 

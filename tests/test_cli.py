@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gpu_ledger.cli import home_dir, main
-from simulator.fleet import minimum_gpus
+from gpu_ledger.simulator.fleet import minimum_gpus
 
 CONTRACT_COMMANDS = (
     "demo",

@@ -16,7 +16,7 @@ import pytest
 
 from gpu_ledger.build import PROJECT_DIR, run_dbt
 from gpu_ledger.home import Home
-from ingest.store import RawStore
+from gpu_ledger.ingest.store import RawStore
 
 pytestmark = pytest.mark.slow
 

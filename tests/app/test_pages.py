@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.data import RejectedQuery
-from app.filters import money, number
+from gpu_ledger.app.data import RejectedQuery
+from gpu_ledger.app.filters import money, number
 from gpu_ledger.app_server import APP
 from gpu_ledger.warehouse import query
 
@@ -225,7 +225,7 @@ def test_the_connection_refuses_what_the_check_lets_through(home, warehouse):
     """The parser check is the first wall: the shared read-only snapshot is the second."""
     import duckdb
 
-    from app.data import run_user_sql
+    from gpu_ledger.app.data import run_user_sql
     from gpu_ledger.user_sql import check
     from gpu_ledger.warehouse import snapshot
 
@@ -316,9 +316,9 @@ def troubled_home(tmp_path_factory) -> Path:
     billing, scheduler, events or business data, validated and built."""
     from gpu_ledger.build import build
     from gpu_ledger.home import Home
-    from ingest.runner import ingest
-    from ingest.store import RawStore
-    from ingest.validate import validate
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
+    from gpu_ledger.ingest.validate import validate
 
     files = tmp_path_factory.mktemp("troubled-files")
     (files / "notes.txt").write_text("nothing any format recognises\n")

@@ -14,12 +14,12 @@ import duckdb
 import polars as pl
 import pytest
 
-from ingest import registry
-from ingest.runner import ingest
-from ingest.sniff import Sniff
-from ingest.store import RawStore
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.ingest import registry
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.sniff import Sniff
+from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 
 BILLING = "billing"
 

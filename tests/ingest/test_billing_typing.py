@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpu_ledger.focus_spec import ALLOWED_VALUES
-from ingest.formats.billing.common import NULL_TEXT
-from ingest.runner import ingest
-from ingest.store import RawStore
+from gpu_ledger.ingest.formats.billing.common import NULL_TEXT
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

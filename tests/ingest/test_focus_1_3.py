@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest import registry
-from ingest.runner import ingest
-from ingest.sniff import Sniff
-from ingest.store import RawStore
+from gpu_ledger.ingest import registry
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.sniff import Sniff
+from gpu_ledger.ingest.store import RawStore
 
 CHARGE = {
     "BilledCost": "40.0",

@@ -10,10 +10,10 @@ import duckdb
 import pytest
 
 from gpu_ledger.cli import main
-from ingest.errors import LegacyStore
-from ingest.runner import ingest
-from ingest.status import status
-from ingest.store import RawStore
+from gpu_ledger.ingest.errors import LegacyStore
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.status import status
+from gpu_ledger.ingest.store import RawStore
 
 
 def _query_range(path: Path, values: list[list]) -> Path:

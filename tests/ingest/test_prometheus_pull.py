@@ -24,9 +24,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest import prometheus_pull
-from ingest.prometheus_pull import PullError, parse_time, plan, pull
-from ingest.store import RawStore
+from gpu_ledger.ingest import prometheus_pull
+from gpu_ledger.ingest.prometheus_pull import PullError, parse_time, plan, pull
+from gpu_ledger.ingest.store import RawStore
 
 PROMETHEUS = Path("/usr/bin/prometheus")
 PROMTOOL = Path("/usr/bin/promtool")

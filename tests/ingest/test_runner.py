@@ -17,10 +17,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from ingest import registry
-from ingest.base import Format, LoadContext
-from ingest.runner import ingest
-from ingest.store import RawStore
+from gpu_ledger.ingest import registry
+from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
 
 UTIL = "telemetry/prometheus/hpc-fra/DCGM_FI_DEV_GPU_UTIL"
 
@@ -120,11 +120,11 @@ KILLABLE = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from ingest import registry
-    from ingest.base import Format
-    from ingest.formats.telemetry import prometheus_range
-    from ingest.runner import ingest
-    from ingest.store import RawStore
+    from gpu_ledger.ingest import registry
+    from gpu_ledger.ingest.base import Format
+    from gpu_ledger.ingest.formats.telemetry import prometheus_range
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
 
     def slow_load(ctx):
         prometheus_range.load(ctx)  # the rows are in, the transaction is not committed yet

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest.base import LoadContext, Options
-from ingest.errors import IngestError
-from ingest.formats.schedulers import slurm_sacct
-from ingest.formats.schedulers.sacct_fields import COLLECTOR_LISTS
-from ingest.runner import Outcome, ingest
-from ingest.sniff import Sniff
-from ingest.store import RawStore
+from gpu_ledger.ingest.base import LoadContext, Options
+from gpu_ledger.ingest.errors import IngestError
+from gpu_ledger.ingest.formats.schedulers import slurm_sacct
+from gpu_ledger.ingest.formats.schedulers.sacct_fields import COLLECTOR_LISTS
+from gpu_ledger.ingest.runner import Outcome, ingest
+from gpu_ledger.ingest.sniff import Sniff
+from gpu_ledger.ingest.store import RawStore
 from tests.samples import SONAR_SACCT_FIELDS
 
 XDMOD = "Open XDMoD shredder"
@@ -231,7 +231,7 @@ def test_a_malformed_offset_is_a_one_line_error(tmp_path: Path, store: RawStore,
 
 
 def test_the_simulators_frankfurt_cluster_prints_offsets(tmp_path: Path) -> None:
-    from simulator.writers.slurm import OFFSET_TIME_ZONES, format_time
+    from gpu_ledger.simulator.writers.slurm import OFFSET_TIME_ZONES, format_time
 
     zone = next(iter(OFFSET_TIME_ZONES.values()))
     summer, winter = datetime(2026, 10, 1, 0, 56, 36, tzinfo=UTC), datetime(2026, 10, 26, 0, 0, tzinfo=UTC)

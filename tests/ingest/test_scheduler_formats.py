@@ -13,15 +13,15 @@ import polars as pl
 import pytest
 import yaml
 
-from ingest import registry
-from ingest.base import Options
-from ingest.errors import UnknownFormat
-from ingest.formats.schedulers.kubernetes import parse_provider_id
-from ingest.formats.schedulers.slurm_sacct import parse_tres_gpus
-from ingest.hostlist import HostlistError, expand_hostlist
-from ingest.runner import Outcome, ingest
-from ingest.sniff import Sniff
-from ingest.store import RawStore
+from gpu_ledger.ingest import registry
+from gpu_ledger.ingest.base import Options
+from gpu_ledger.ingest.errors import UnknownFormat
+from gpu_ledger.ingest.formats.schedulers.kubernetes import parse_provider_id
+from gpu_ledger.ingest.formats.schedulers.slurm_sacct import parse_tres_gpus
+from gpu_ledger.ingest.hostlist import HostlistError, expand_hostlist
+from gpu_ledger.ingest.runner import Outcome, ingest
+from gpu_ledger.ingest.sniff import Sniff
+from gpu_ledger.ingest.store import RawStore
 from tests.samples import SONAR_SACCT_FIELDS
 
 XDMOD_FIELDS = tuple(
@@ -344,12 +344,12 @@ def test_sacct_100k_lines_land_quickly(tmp_path: Path, store: RawStore) -> None:
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
     """The simulator's fleet frames and its scheduler, event and business files (no telemetry)."""
-    from simulator.generate import build_fleet
-    from simulator.model import SimulationConfig
-    from simulator.writers.business import write_business
-    from simulator.writers.events import write_eventbridge
-    from simulator.writers.kubernetes import write_kubernetes
-    from simulator.writers.slurm import write_sacct
+    from gpu_ledger.simulator.generate import build_fleet
+    from gpu_ledger.simulator.model import SimulationConfig
+    from gpu_ledger.simulator.writers.business import write_business
+    from gpu_ledger.simulator.writers.events import write_eventbridge
+    from gpu_ledger.simulator.writers.kubernetes import write_kubernetes
+    from gpu_ledger.simulator.writers.slurm import write_sacct
 
     out = tmp_path_factory.mktemp("sim")
     config = SimulationConfig(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpu_ledger.cli import main
-from ingest.runner import ingest
-from ingest.store import RawStore
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
 
 
 def test_status_reports_loaded_and_missing_groups(sim: Path, tmp_path: Path, capsys):
@@ -22,7 +22,7 @@ def test_status_reports_loaded_and_missing_groups(sim: Path, tmp_path: Path, cap
 
 
 def test_status_names_every_group_that_landed(sim: Path, tmp_path: Path, capsys):
-    from simulator.generate import INPUT_FOLDERS
+    from gpu_ledger.simulator.generate import INPUT_FOLDERS
 
     with RawStore(tmp_path / "landed.duckdb") as store:
         ingest([sim / name for name in INPUT_FOLDERS], store, progress=False)

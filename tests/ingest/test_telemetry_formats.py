@@ -17,13 +17,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest import registry
-from ingest.base import Options
-from ingest.formats import telemetry as telemetry_formats
-from ingest.formats.telemetry import dcgm_metrics
-from ingest.runner import Outcome, ingest
-from ingest.sniff import Sniff
-from ingest.store import RawStore
+from gpu_ledger.ingest import registry
+from gpu_ledger.ingest.base import Options
+from gpu_ledger.ingest.formats import telemetry as telemetry_formats
+from gpu_ledger.ingest.formats.telemetry import dcgm_metrics
+from gpu_ledger.ingest.runner import Outcome, ingest
+from gpu_ledger.ingest.sniff import Sniff
+from gpu_ledger.ingest.store import RawStore
 
 TELEMETRY_FORMATS = {f.name for f in telemetry_formats.FORMATS}
 

@@ -25,10 +25,10 @@ import polars as pl
 import pytest
 
 from gpu_ledger.cli import main
-from ingest.runner import Outcome, ingest
-from ingest.store import RawStore
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.ingest.runner import Outcome, ingest
+from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 
 REPO = Path(__file__).resolve().parents[2]
 

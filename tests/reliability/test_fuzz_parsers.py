@@ -20,13 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest import registry, runner
-from ingest.base import Format, LoadContext, Options
-from ingest.errors import IngestError
-from ingest.sniff import Sniff
-from ingest.store import RawStore
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.ingest import registry, runner
+from gpu_ledger.ingest.base import Format, LoadContext, Options
+from gpu_ledger.ingest.errors import IngestError
+from gpu_ledger.ingest.sniff import Sniff
+from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 from tests.conftest import SAMPLES
 from tests.reliability.test_bad_input import GOOD
 

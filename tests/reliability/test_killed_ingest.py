@@ -18,8 +18,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 from tests.reliability import trials
 from tests.reliability.processes import REPO, cli, start
 

@@ -20,10 +20,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from simulator import model
-from simulator.writers.aws_cur import CUR_SCHEMA, write_aws_cur
-from simulator.writers.focus import AZURE_X_COLUMNS, write_focus
-from simulator.writers.onprem_assets import write_onprem_assets
+from gpu_ledger.simulator import model
+from gpu_ledger.simulator.writers.aws_cur import CUR_SCHEMA, write_aws_cur
+from gpu_ledger.simulator.writers.focus import AZURE_X_COLUMNS, write_focus
+from gpu_ledger.simulator.writers.onprem_assets import write_onprem_assets
 
 START = datetime(2024, 1, 20, tzinfo=UTC)
 DAYS = 20  # 20 Jan .. 9 Feb: two billing periods

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from simulator.catalogue import SEEDS
-from simulator.org import NAMESPACES, PROJECTS, SLURM_ACCOUNTS, TEAMS
+from gpu_ledger.simulator.catalogue import SEEDS
+from gpu_ledger.simulator.org import NAMESPACES, PROJECTS, SLURM_ACCOUNTS, TEAMS
 
 
 def _org_map() -> pl.DataFrame:

@@ -18,16 +18,16 @@ import numpy as np
 import polars as pl
 import pytest
 
-from simulator import model
-from simulator.writers.business import (
+from gpu_ledger.simulator import model
+from gpu_ledger.simulator.writers.business import (
     BUSINESS_VALUE_COLUMNS,
     DEPLOYMENTS_COLUMNS,
     INFERENCE_REQUESTS_COLUMNS,
     write_business,
 )
-from simulator.writers.events import write_eventbridge
-from simulator.writers.kubernetes import write_kubernetes
-from simulator.writers.slurm import SACCT_FIELDS, compress_hostlist, expand_hostlist, write_sacct
+from gpu_ledger.simulator.writers.events import write_eventbridge
+from gpu_ledger.simulator.writers.kubernetes import write_kubernetes
+from gpu_ledger.simulator.writers.slurm import SACCT_FIELDS, compress_hostlist, expand_hostlist, write_sacct
 from tests.samples import SONAR_SACCT_FIELDS
 
 START = datetime(2024, 5, 1, tzinfo=UTC)
@@ -823,7 +823,7 @@ def test_business_csvs_have_documented_headers_and_values(tmp_path: Path) -> Non
     assert deployments[2][3:6] == ["run-7", "2024-05-01T05:00:00Z", "2024-05-01T20:00:00Z"]
     assert tuple(value[0]) == BUSINESS_VALUE_COLUMNS
     assert value[1] == ["2024-05", "search, ads", "12345.68", "USD", "incremental revenue"]
-    import simulator.writers.business as business
+    import gpu_ledger.simulator.writers.business as business
 
     for column in INFERENCE_REQUESTS_COLUMNS + DEPLOYMENTS_COLUMNS + BUSINESS_VALUE_COLUMNS:
         assert f"| {column} |" in (business.__doc__ or ""), column

@@ -17,9 +17,9 @@ import duckdb
 import polars as pl
 import pytest
 
-from simulator.fleet import POOLS, has_burst, left_out, minimum_gpus, pools_that_fit
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.simulator.fleet import POOLS, has_burst, left_out, minimum_gpus, pools_that_fit
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 
 START = datetime(2026, 10, 1, tzinfo=UTC)
 

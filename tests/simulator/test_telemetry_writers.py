@@ -20,8 +20,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from simulator.writers import prometheus as prometheus_writer
-from simulator.writers.prometheus import (
+from gpu_ledger.simulator.writers import prometheus as prometheus_writer
+from gpu_ledger.simulator.writers.prometheus import (
     DCGM_INT64_BLANK,
     DCGM_INT64_NOT_SUPPORTED,
     DCGM_METRICS,

@@ -20,11 +20,11 @@ import pytest
 
 from gpu_ledger import build, spark_build
 from gpu_ledger.home import Home
-from ingest.runner import ingest
-from ingest.store import RawStore
-from simulator.fleet import minimum_gpus
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.simulator.fleet import minimum_gpus
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 
 pytestmark = pytest.mark.slow
 

@@ -235,8 +235,8 @@ def test_focus_export_of_simulated_fleet(warehouse: Path, tmp_path: Path):
 def test_focus_export_of_real_samples(samples: Path, tmp_path_factory):
     from gpu_ledger.build import build
     from gpu_ledger.home import Home
-    from ingest.runner import ingest
-    from ingest.store import RawStore
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
 
     home = Home(tmp_path_factory.mktemp("samples_home"))
     with RawStore(home.raw_db) as store:

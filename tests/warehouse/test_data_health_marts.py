@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ingest import registry
+from gpu_ledger.ingest import registry
 
 SEED = Path(__file__).resolve().parents[2] / "seeds" / "ingest_formats.csv"
 

@@ -123,8 +123,8 @@ def test_validator_accepts_the_export_of_the_real_focus_sample(
 ):
     from gpu_ledger.build import build
     from gpu_ledger.home import Home
-    from ingest.runner import ingest
-    from ingest.store import RawStore
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
 
     home = Home(tmp_path_factory.mktemp("focus_sample_home"))
     with RawStore(home.raw_db) as store:

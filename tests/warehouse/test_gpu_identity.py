@@ -19,8 +19,8 @@ import pytest
 
 from gpu_ledger.build import build
 from gpu_ledger.home import Home
-from ingest.runner import ingest
-from ingest.store import RawStore
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
 
 FOCUS_SAMPLE = "billing/focus1.0_sample_1000rows_aws_azure_oci.csv"
 

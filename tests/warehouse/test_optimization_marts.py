@@ -19,8 +19,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from simulator.generate import build_fleet
-from simulator.model import Fleet, SimulationConfig
+from gpu_ledger.simulator.generate import build_fleet
+from gpu_ledger.simulator.model import Fleet, SimulationConfig
 
 CENT = 0.005
 

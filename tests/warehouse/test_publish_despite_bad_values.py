@@ -17,10 +17,10 @@ import pytest
 
 from gpu_ledger.build import build
 from gpu_ledger.home import Home
-from ingest.runner import ingest
-from ingest.store import RawStore
-from simulator.generate import simulate
-from simulator.model import SimulationConfig
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
 
 pytestmark = pytest.mark.slow
 START = datetime(2026, 10, 1, tzinfo=UTC)

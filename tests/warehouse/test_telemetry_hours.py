@@ -17,8 +17,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from simulator.generate import INPUT_FOLDERS, build_fleet
-from simulator.model import SimulationConfig
+from gpu_ledger.simulator.generate import INPUT_FOLDERS, build_fleet
+from gpu_ledger.simulator.model import SimulationConfig
 
 REL = 1e-9
 # the ground truth CSV keeps 9 decimals; a per-row comparison allows that rounding
@@ -172,8 +172,8 @@ def test_unmonitored_azure_t4_is_in_dim_gpus(warehouse: Path) -> None:
 
 
 def _ingest(home, paths: list[Path]) -> None:
-    from ingest.runner import ingest
-    from ingest.store import RawStore
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
 
     with RawStore(home.raw_db) as store:
         outcomes = ingest(paths, store, progress=False)

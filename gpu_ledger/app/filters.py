@@ -1,0 +1,234 @@
+"""Shared filters (date range, provider, team, project, workload class) and page helpers.
+
+The filters are drawn in the sidebar by `gpu_ledger/app/streamlit_app.py` before the page runs, on every page,
+with widget keys in `st.session_state`: a choice made on one page carries to every other page for the
+rest of the session. Pages read the current choice with `current()` and turn it into a SQL predicate
+with `Filters.where(...)`, naming which of their columns each filter applies to (a filter a mart has no
+column for is listed as not applied, in the page's caption).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+import streamlit as st
+
+from gpu_ledger.app import data
+
+KEYS = {
+    "dates": "filter_dates",
+    "providers": "filter_providers",
+    "teams": "filter_teams",
+    "projects": "filter_projects",
+    "workload_classes": "filter_workload_classes",
+}
+LABELS = {
+    "dates": "date range",
+    "providers": "provider",
+    "teams": "team",
+    "projects": "project",
+    "workload_classes": "workload class",
+}
+
+
+@dataclass(frozen=True)
+class Filters:
+    start: date | None = None
+    end: date | None = None  # inclusive
+    providers: tuple[str, ...] = ()
+    teams: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
+    workload_classes: tuple[str, ...] = ()
+    applied: list[str] = field(default_factory=list, compare=False, hash=False)
+
+    def where(
+        self,
+        *,
+        time: str | None = None,
+        time_end: str | None = None,
+        day: str | None = None,
+        provider: str | None = None,
+        team: str | None = None,
+        project: str | None = None,
+        workload_class: str | None = None,
+    ) -> tuple[str, list]:
+        """A `where`-clause body (never empty) and its parameters, for the columns given.
+
+        `time` filters a timestamp to the window; with `time_end` too, rows whose [time, time_end)
+        overlaps the window (a null end counts as still running, a null start as not started yet);
+        `day` filters a DATE column.
+        """
+        clauses: list[str] = ["true"]
+        params: list = []
+        if self.start and self.end:
+            lo, hi = self.start, self.end + timedelta(days=1)
+            if time and time_end:
+                clauses.append(f"coalesce({time} < ?, true) and coalesce({time_end}, ?) >= ?")
+                params += [hi, hi, lo]
+            elif time:
+                clauses.append(f"{time} >= ? and {time} < ?")
+                params += [lo, hi]
+            elif day:
+                clauses.append(f"{day} between ? and ?")
+                params += [self.start, self.end]
+        for values, column in (
+            (self.providers, provider),
+            (self.teams, team),
+            (self.projects, project),
+            (self.workload_classes, workload_class),
+        ):
+            if values and column:
+                clauses.append(f"{column} in ({', '.join('?' for _ in values)})")
+                params += list(values)
+        return " and ".join(clauses), params
+
+    def caption(self, *, applies: set[str]) -> str:
+        """Says which filters shape the page's numbers and which this page's data cannot apply."""
+        chosen = {
+            "dates": bool(self.start),
+            "providers": bool(self.providers),
+            "teams": bool(self.teams),
+            "projects": bool(self.projects),
+            "workload_classes": bool(self.workload_classes),
+        }
+        on = [LABELS[k] for k, v in chosen.items() if v and k in applies]
+        off = [LABELS[k] for k, v in chosen.items() if v and k not in applies]
+        text = "Filters applied: " + (", ".join(on) if on else "none")
+        if self.start and self.end and "dates" in applies:
+            text += f" ({self.start:%Y-%m-%d} to {self.end:%Y-%m-%d}, UTC)"
+        if off:
+            text += ". Not applicable to this page's data: " + ", ".join(off)
+        return text + "."
+
+
+@st.cache_data(show_spinner=False)
+def _options(path: str, version: float) -> dict:
+    del version
+    bounds = data.query(
+        "select min(hour_start)::date as lo, max(hour_start)::date as hi from marts.fct_gpu_hours"
+    )
+    owners = data.query("select distinct team, project, workload_class from marts.fct_cost_by_owner_daily")
+    providers = data.query("select distinct provider from marts.dim_gpus where provider is not null")
+
+    def values(frame, column):
+        return sorted(str(v) for v in frame[column].dropna().unique())
+
+    lo, hi = bounds.iat[0, 0], bounds.iat[0, 1]
+    return {
+        "start": None if lo is None or str(lo) == "NaT" else _as_date(lo),
+        "end": None if hi is None or str(hi) == "NaT" else _as_date(hi),
+        "providers": values(providers, "provider"),
+        "teams": values(owners, "team"),
+        "projects": values(owners, "project"),
+        "workload_classes": values(owners, "workload_class"),
+    }
+
+
+def _as_date(value) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
+def options() -> dict:
+    path = data.warehouse_path()
+    return _options(str(path), data._version(path))
+
+
+def render_sidebar() -> None:
+    """Draw the filters in the sidebar (called by the entrypoint before every page)."""
+    if not data.warehouse_exists():
+        return
+    opts = options()
+    sidebar = st.sidebar
+    sidebar.header("Filters")
+    if opts["start"] and opts["end"]:
+        state = st.session_state.get(KEYS["dates"])
+        if not _valid_range(state, opts["start"], opts["end"]):
+            st.session_state[KEYS["dates"]] = (opts["start"], opts["end"])
+        sidebar.date_input(
+            "Date range (UTC)", min_value=opts["start"], max_value=opts["end"], key=KEYS["dates"]
+        )
+    for name, label in (
+        ("providers", "Provider"),
+        ("teams", "Team"),
+        ("projects", "Project"),
+        ("workload_classes", "Workload class"),
+    ):
+        key = KEYS[name]
+        if key in st.session_state:  # drop choices a newer publish no longer has
+            st.session_state[key] = [v for v in st.session_state[key] if v in opts[name]]
+        sidebar.multiselect(label, opts[name], key=key, placeholder="All")
+
+
+def _valid_range(value, lo: date, hi: date) -> bool:
+    return (
+        isinstance(value, tuple | list)
+        and len(value) in (1, 2)
+        and all(isinstance(v, date) and lo <= v <= hi for v in value)
+    )
+
+
+def current() -> Filters:
+    """The filters chosen in the sidebar (all data when none)."""
+    state = st.session_state
+    dates = state.get(KEYS["dates"]) or ()
+    start = end = None
+    if isinstance(dates, tuple | list) and dates:
+        start = dates[0]
+        end = dates[1] if len(dates) > 1 else dates[0]  # mid-selection: one day picked so far
+    return Filters(
+        start=start,
+        end=end,
+        providers=tuple(state.get(KEYS["providers"]) or ()),
+        teams=tuple(state.get(KEYS["teams"]) or ()),
+        projects=tuple(state.get(KEYS["projects"]) or ()),
+        workload_classes=tuple(state.get(KEYS["workload_classes"]) or ()),
+    )
+
+
+# --- page helpers ---------------------------------------------------------------------------------
+
+
+def money(value) -> str:
+    """Currency (the reporting currency, USD by default)."""
+    if value is None or value != value:  # None or NaN
+        return "–"
+    value = float(value)
+    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+
+
+def pct(value, digits: int = 1) -> str:
+    """A percentage given in percent points (42.0 → 42.0 %)."""
+    if value is None or value != value:
+        return "–"
+    return f"{float(value):,.{digits}f} %"
+
+
+def number(value, digits: int = 1) -> str:
+    if value is None or value != value:
+        return "–"
+    return f"{float(value):,.{digits}f}"
+
+
+def require_warehouse() -> bool:
+    """Show how to build the warehouse when none is published; True when there is one."""
+    if data.warehouse_exists():
+        return True
+    st.warning(
+        f"No warehouse has been published at `{data.warehouse_path()}` yet. "
+        "Run `make demo`, or `gpu-ledger ingest ...` then `gpu-ledger build`, and reload this page.",
+        icon=":material/warning:",
+    )
+    return False
+
+
+def require_mart(name: str, what: str) -> bool:
+    """Show a clear empty state when a mart is not built yet; True when it exists."""
+    if data.mart_exists(name):
+        return True
+    st.info(
+        f"**{what}: not built yet.** The mart `marts.{name}` is not in this warehouse. "
+        "It appears after `gpu-ledger build` once its model ships and its inputs are loaded.",
+        icon=":material/hourglass_empty:",
+    )
+    return False

@@ -1,0 +1,170 @@
+"""Budgets: each team's (and project's) month budget against its actual GPU cost to date and the
+month-end forecast, with the status and the day the forecast crosses the budget (fct_budget_status)."""
+
+from __future__ import annotations
+
+import altair as alt
+import streamlit as st
+
+from gpu_ledger.app import data, filters
+
+STATUS_COLOURS = {"on_track": "#2e7d32", "at_risk": "#ef6c00", "over_budget": "#c62828"}
+STATUS_BACKGROUNDS = {"on_track": "#e8f5e9", "at_risk": "#fff3e0", "over_budget": "#ffebee"}
+STATUS_LABELS = {"on_track": "on track", "at_risk": "at risk", "over_budget": "over budget"}
+MONEY = ["budget", "actual_to_date", "forecast_month_end"]
+
+
+def _months(f: filters.Filters) -> list:
+    """Budget months that overlap the date filter, newest first."""
+    clause, params = "true", []
+    if f.start and f.end:
+        clause, params = "month_start <= ? and last_day(month_start) >= ?", [f.end, f.start]
+    frame = data.query(
+        f"select distinct month_start from marts.fct_budget_status where {clause} order by 1 desc", params
+    )
+    return list(frame["month_start"])
+
+
+def _status_style(value: str) -> str:
+    if value not in STATUS_COLOURS:
+        return ""
+    return f"background-color: {STATUS_BACKGROUNDS[value]}; color: {STATUS_COLOURS[value]}; font-weight: 600"
+
+
+st.title("Budgets: actual and forecast GPU cost against budget")
+if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Budget status"):
+    f = filters.current()
+    st.caption(f.caption(applies={"dates", "teams", "projects"}))
+    months = _months(f)
+    if not months:
+        st.info(
+            "No budget month overlaps the cost data in this window: add rows for these months to "
+            "`seeds/budgets.csv` (month, team, project, budget, currency) and run `gpu-ledger build`.",
+            icon=":material/savings:",
+        )
+    else:
+        month = st.selectbox("Budget month", months, format_func=lambda m: f"{m:%B %Y}", key="budgets_month")
+        where, params = f.where(team="team", project="project")
+        rows = data.query(
+            f"""select team, project, budget::double as budget, actual_to_date::double as actual_to_date,
+                       pct_of_budget, forecast_month_end::double as forecast_month_end,
+                       forecast_pct_of_budget, status, projected_breach_date, as_of_day
+                from marts.fct_budget_status
+                where month_start = ? and {where}
+                order by forecast_pct_of_budget desc nulls first, team, project nulls first""",
+            [month, *params],
+        )
+        # project budgets sit inside their team's budget: total the team-wide rows (the project rows
+        # when a project filter leaves no team-wide row)
+        scope = rows[rows["project"].isna()]
+        if scope.empty:
+            scope = rows
+        budget, actual, forecast = (float(scope[c].sum()) for c in MONEY)
+        cols = st.columns(4)
+        cols[0].metric("Budget", filters.money(budget))
+        cols[1].metric(
+            "Actual to date",
+            filters.money(actual),
+            f"{filters.pct(100 * actual / budget)} of budget" if budget else None,
+            delta_color="off",
+            delta_arrow="off",
+        )
+        cols[2].metric(
+            "Forecast month end",
+            filters.money(forecast),
+            f"{filters.pct(100 * forecast / budget)} of budget" if budget else None,
+            delta_color="off",
+            delta_arrow="off",
+        )
+        counts = rows["status"].value_counts()
+        cols[3].metric(
+            "Over budget / at risk",
+            f"{int(counts.get('over_budget', 0))} / {int(counts.get('at_risk', 0))}",
+            help="Budgets (team-wide and per project) whose month-end forecast is over, or near, the budget.",
+        )
+        as_of = rows["as_of_day"].max() if not rows.empty else None
+        if rows.empty:
+            st.info("No budget matches these filters: clear the team or project filter.")
+        else:
+            rows["owner"] = rows["team"] + rows["project"].map(
+                lambda p: f" / {p}" if isinstance(p, str) else ""
+            )
+            rows["status_label"] = rows["status"].map(STATUS_LABELS)
+            base = alt.Chart(rows).encode(
+                y=alt.Y("owner:N", title="Team / project", sort=None),
+                tooltip=[
+                    alt.Tooltip("owner:N", title="Budget"),
+                    alt.Tooltip("budget:Q", title="Budget (USD)", format="$,.2f"),
+                    alt.Tooltip("actual_to_date:Q", title="Actual to date (USD)", format="$,.2f"),
+                    alt.Tooltip("forecast_month_end:Q", title="Forecast (USD)", format="$,.2f"),
+                    alt.Tooltip("status_label:N", title="Status"),
+                    alt.Tooltip("projected_breach_date:T", title="Projected breach", format="%Y-%m-%d"),
+                ],
+            )
+            scale = alt.Scale(
+                domain=[STATUS_LABELS[s] for s in STATUS_COLOURS], range=list(STATUS_COLOURS.values())
+            )
+            chart = alt.layer(
+                base.mark_bar(opacity=0.3).encode(
+                    x=alt.X("forecast_month_end:Q", title="Cost (USD)", axis=alt.Axis(format="$,.0f")),
+                    color=alt.Color("status_label:N", title="Status", scale=scale),
+                ),
+                base.mark_bar(height=10).encode(
+                    x="actual_to_date:Q", color=alt.Color("status_label:N", title="Status", scale=scale)
+                ),
+                base.mark_tick(color="black", thickness=2, size=24).encode(x="budget:Q"),
+            ).properties(
+                title=f"{month:%B %Y}: actual to date (solid), forecast (light) and budget (black tick), USD",
+                height=alt.Step(28),
+            )
+            st.altair_chart(chart.configure_axisY(labelLimit=260), width="stretch")
+            table = rows.assign(
+                project=rows["project"].fillna("(whole team)"),
+                # text, so that a budget not breached this month reads "–" rather than a null
+                projected_breach_date=rows["projected_breach_date"].map(
+                    lambda d: "–" if d is None or d != d else f"{d:%Y-%m-%d}"
+                ),
+            )[
+                [
+                    "team",
+                    "project",
+                    "status",
+                    "budget",
+                    "actual_to_date",
+                    "pct_of_budget",
+                    "forecast_month_end",
+                    "forecast_pct_of_budget",
+                    "projected_breach_date",
+                ]
+            ]
+            styled = table.style.format(
+                {
+                    **{c: filters.money for c in MONEY},
+                    "pct_of_budget": filters.pct,
+                    "forecast_pct_of_budget": filters.pct,
+                    "status": lambda s: STATUS_LABELS.get(s, s),
+                },
+                na_rep="–",
+            ).map(_status_style, subset=["status"])
+            st.dataframe(
+                styled,
+                hide_index=True,
+                column_config={
+                    "team": "Team",
+                    "project": "Project",
+                    "status": "Status",
+                    "budget": "Budget (USD)",
+                    "actual_to_date": "Actual to date (USD)",
+                    "pct_of_budget": "Actual, % of budget",
+                    "forecast_month_end": "Forecast (USD)",
+                    "forecast_pct_of_budget": "Forecast, % of budget",
+                    "projected_breach_date": "Projected breach",
+                },
+            )
+            st.caption(
+                f"Actual cost through {as_of:%Y-%m-%d} (the last day with cost data), total cost including "
+                "any shared idle cost (fct_cost_by_owner_daily). Forecast: actual plus, for each remaining "
+                "day, the owner's mean cost on that weekday over the last `budget_forecast_lookback_days` "
+                "days of data. Status from the forecast's share of the budget (dbt vars `budget_over_pct`, "
+                "`budget_at_risk_pct`). Budgets are edited in `seeds/budgets.csv`."
+            )

@@ -1,0 +1,52 @@
+"""SQL: a read-only query box over the marts, with the marts' documentation beside it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from gpu_ledger.app import data, filters
+
+EXAMPLE = (
+    "select team, sum(total_cost) as total_cost\n"
+    "from marts.fct_cost_by_owner_daily\n"
+    "group by team\n"
+    "order by total_cost desc"
+)
+
+st.title("SQL over the marts (read-only)")
+if filters.require_warehouse():
+    st.caption("The sidebar filters do not apply here: write them into the query.")
+    left, right = st.columns([3, 2])
+    with left:
+        sql = st.text_area("Query", value=EXAMPLE, height=180, key="sql_query")
+        if st.button("Run query", type="primary", key="sql_run", icon=":material/play_arrow:"):
+            try:
+                frame, cut = data.run_user_sql(sql)
+            except data.RejectedQuery as exc:
+                st.error(str(exc), icon=":material/block:")
+            else:
+                st.caption(
+                    f"{len(frame):,} rows" + (f" (first {data.USER_SQL_ROW_LIMIT:,} shown)" if cut else "")
+                )
+                st.dataframe(frame, hide_index=True)
+                st.download_button(
+                    "Download CSV", frame.to_csv(index=False).encode(), file_name="query.csv", mime="text/csv"
+                )
+    with right:
+        docs = data.mart_docs()
+        names = data.marts()
+        mart = st.selectbox("Mart", names, key="sql_mart") if names else None
+        if mart:
+            doc = docs.get(mart, {})
+            st.markdown(f"**marts.{mart}**")
+            if doc.get("description"):
+                st.markdown(doc["description"])
+            columns = data.query(
+                """select column_name, data_type from information_schema.columns
+                   where table_schema = 'marts' and table_name = ? order by ordinal_position""",
+                [mart],
+            )
+            columns["description"] = columns["column_name"].map(doc.get("columns", {})).fillna("")
+            st.dataframe(columns, hide_index=True, height=420)
+            if not docs:
+                st.caption("No dbt manifest found under the home: column descriptions are not shown.")

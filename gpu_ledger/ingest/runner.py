@@ -1,0 +1,339 @@
+"""`gpu-ledger ingest`: expand paths, land each file in its own transaction, record the outcome.
+
+The promises of CONTRACT §3 live here:
+- idempotent by content: a file whose content is already landed (or was found superseded) is skipped
+  wherever it now lies, and adds no manifest row; a changed file replaces its earlier load at that
+  path. Snapshots whose content carries no time (kubectl, dcgm-exporter scrapes) are identified by
+  content and observation time together (`Format.observed_at`, `RawStore.settled`);
+- restatement-aware: a format may give a file a scope (provider, account, billing period) and a
+  version; the newest version of a scope replaces the others, an older one arriving late is
+  recorded as superseded and lands nothing;
+- all or nothing per file: the load, the replacement and the manifest row commit together (the
+  load's Parquet files count from that commit: `ingest.store`);
+- bad input: an `IngestError` naming file, line, column and expectation; the batch goes on. That
+  includes what is not a readable file at all: a file or folder this user may not read, a dangling
+  link, a socket or device, a file that vanished. A rejection repeated on unchanged input is reported
+  again but not recorded twice;
+- streams (`-` for standard input, `/dev/fd/N` from `<(...)`, named pipes) are read once into a
+  temporary file, since detection, hashing and loading each read the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import uuid
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from tqdm import tqdm
+
+from gpu_ledger.ingest import registry
+from gpu_ledger.ingest.base import Format, LoadContext, Options
+from gpu_ledger.ingest.errors import IngestError
+from gpu_ledger.ingest.sniff import CORRUPT_GZIP, Sniff
+from gpu_ledger.ingest.store import UNREADABLE, RawStore
+
+STDIN = Path("-")
+# a folder holding a file of this name is not an input (e.g. the simulator's ground truth); ingest skips it
+IGNORE_MARKER = ".gpu-ledger-ignore"
+READABLE = "a file or folder this user may read"
+
+
+@dataclass
+class Outcome:
+    path: Path
+    status: str  # loaded | unchanged | superseded | rejected
+    format: str | None = None
+    rows: int = 0
+    error: str | None = None
+    replaced: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the format assumed (LoadContext.note)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: `path` as named or found; `local` the regular file holding its bytes (a stream's
+    temporary copy); `problem` why it is not a file that can be read at all."""
+
+    path: Path
+    local: Path | None = None
+    stream: bool = False
+    problem: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The path the manifest records: absolute for a file, as named for a stream."""
+        if self.path == STDIN:
+            return "<stdin>"
+        return str(self.path) if self.stream else str(self.path.resolve())
+
+
+def _kind(mode: int) -> str | None:
+    """Why a file of this mode is not one ingest reads, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device, not a file"
+    return "not a regular file"
+
+
+def _classify(path: Path, *, named: bool) -> Source:
+    """A path that is not a folder: a file, a stream, or a problem.
+
+    A named pipe is read as a stream when named on the command line; found in a folder, it is
+    rejected, since opening it would wait for a writer that may never come.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            return Source(path, problem=f"a symbolic link to {os.readlink(path)}, which does not exist")
+        return Source(path, problem="vanished before it could be read")
+    except OSError as exc:
+        return Source(path, problem=f"cannot be read: {exc.strerror or exc}")
+    if stat.S_ISFIFO(mode):
+        if named:
+            return Source(path, stream=True)
+        return Source(path, problem="a named pipe in a folder (name it on the command line to read it)")
+    kind = _kind(mode)
+    return Source(path, problem=kind) if kind else Source(path, local=path)
+
+
+def _walk(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Source]:
+    """Files under a folder in name order, hidden ones skipped, linked folders followed once, folders
+    marked with IGNORE_MARKER skipped.
+
+    A sub-folder that cannot be listed is a rejection (a problem Source), never silently skipped.
+    """
+    try:
+        st = folder.stat()
+        if (st.st_dev, st.st_ino) in seen:
+            return
+        seen.add((st.st_dev, st.st_ino))
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        yield Source(folder, problem=f"the folder cannot be read: {exc.strerror or exc}")
+        return
+    if any(entry.name == IGNORE_MARKER for entry in entries):
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            yield from _walk(path, seen)
+        else:
+            yield _classify(path, named=False)
+
+
+def expand(paths: Iterable[Path]) -> Iterator[Source]:
+    """Every input under the given paths, folders recursed in name order, hidden files skipped.
+
+    A path named on the command line that does not exist raises FileNotFoundError (a usage error);
+    anything found but unreadable becomes a Source with its problem, to be rejected on its own.
+    """
+    for path in paths:
+        if path == STDIN:
+            yield Source(path, stream=True)
+            continue
+        try:
+            is_dir = path.is_dir()
+            exists = is_dir or path.exists() or path.is_symlink()
+        except OSError as exc:
+            yield Source(path, problem=f"cannot be read: {exc.strerror or exc}")
+            continue
+        if not exists:
+            raise FileNotFoundError(f"{path}: no such file or folder")
+        yield from _walk(path, set()) if is_dir else [_classify(path, named=True)]
+
+
+def _spool(source: Source, folder: Path) -> Source:
+    """A stream's bytes, read once into a temporary file that every later pass reads."""
+    copy = folder / uuid.uuid4().hex / ("stdin" if source.path == STDIN else source.path.name)
+    copy.parent.mkdir()
+    try:
+        with copy.open("wb") as out:
+            if source.path == STDIN:
+                shutil.copyfileobj(sys.stdin.buffer, out)
+            else:
+                with source.path.open("rb") as stream:
+                    shutil.copyfileobj(stream, out)
+    except OSError as exc:
+        return replace(source, problem=f"the stream cannot be read: {exc.strerror or exc}")
+    return replace(source, local=copy)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _size(source: Source) -> int:
+    try:
+        return source.local.stat().st_size if source.local else 0
+    except OSError:
+        return 0
+
+
+def ingest(
+    paths: Iterable[Path],
+    store: RawStore,
+    *,
+    format_name: str | None = None,
+    options: Options | None = None,
+    progress: bool = True,
+) -> list[Outcome]:
+    """Land every file under `paths`; never raises for a bad file, reports it in its Outcome."""
+    forced = registry.by_name(format_name) if format_name else None
+    sources = list(expand(paths))
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="gpu-ledger-streams-") as spool:
+        sources = [_spool(s, Path(spool)) if s.stream and not s.problem else s for s in sources]
+        total = sum(_size(s) for s in sources)
+        with tqdm(total=total, unit="B", unit_scale=True, desc="ingest", disable=not progress) as bar:
+            for source in sources:
+                outcomes.append(ingest_file(source, store, forced, options or Options()))
+                bar.update(_size(source))
+    return outcomes
+
+
+def ingest_file(source: Source, store: RawStore, forced: Format | None, options: Options) -> Outcome:
+    if source.problem or source.local is None:
+        error = IngestError(source.path, source.problem or "not a file", expected=READABLE)
+        return _reject(store, source, error, size=0, digest=UNREADABLE, fmt=None)
+    path = source.local
+    try:
+        size = path.stat().st_size
+        digest = sha256_of(path)
+    except OSError as exc:
+        error = IngestError(source.path, f"cannot be read: {exc.strerror or exc}", expected=READABLE)
+        return _reject(store, source, error, size=0, digest=UNREADABLE, fmt=None)
+    fmt = forced
+    observed: datetime | None = None
+    try:
+        if size == 0:
+            raise IngestError(path, "the file is empty", expected="at least a header or one record")
+        sniff = Sniff.of(path)
+        fmt = fmt or registry.detect(sniff)
+        observed = fmt.observed_at(path, options) if fmt.observed_at else None
+    except Exception as exc:
+        return _reject(store, source, _as_error(source, exc, fmt), size=size, digest=digest, fmt=fmt)
+    if store.settled(digest, observed):
+        return Outcome(source.path, "unchanged", fmt.name)
+    record = dict(
+        load_id=uuid.uuid4().hex, path=source.key, size_bytes=size, sha256=digest, observed_at=observed
+    )
+    con = store.con
+    con.begin()
+    try:
+        ctx = LoadContext(path=path, sniff=sniff, store=store, load_id=record["load_id"], options=options)
+        fmt.load(ctx)
+        # a stream has no lasting path: a later stream under the same name is another file
+        replaced = [] if source.stream else store.loads(path=record["path"])
+        if ctx.scope is not None:
+            rivals = [old for old in store.loads(scope=ctx.scope) if old["path"] != record["path"]]
+            if any((old["version"] or "") > (ctx.version or "") for old in rivals):
+                con.rollback()
+                store.discard_load(record["load_id"])
+                con.begin()
+                store.record(
+                    **record,
+                    format=fmt.name,
+                    rows=0,
+                    tables=[],
+                    scope=ctx.scope,
+                    version=ctx.version,
+                    status="superseded",
+                    error="a newer delivery of this scope is already loaded",
+                )
+                con.commit()
+                return Outcome(source.path, "superseded", fmt.name)
+            replaced += rivals
+        for old in replaced:
+            store.set_status(old["load_id"], "replaced")
+        store.record(
+            **record,
+            format=fmt.name,
+            rows=ctx.rows,
+            tables=sorted(ctx.tables),
+            scope=ctx.scope,
+            version=ctx.version,
+            status="loaded",
+        )
+        con.commit()
+    except Exception as exc:
+        con.rollback()
+        store.discard_load(record["load_id"])
+        return _reject(store, source, _as_error(source, exc, fmt), size=size, digest=digest, fmt=fmt)
+    # committed: the load counts. Should this fail (or the process die), the next RawStore finishes it.
+    store.publish_load(record["load_id"], replaced)
+    return Outcome(
+        source.path, "loaded", fmt.name, ctx.rows, replaced=[old["path"] for old in replaced], notes=ctx.notes
+    )
+
+
+def _as_error(source: Source, exc: Exception, fmt: Format | None = None) -> IngestError:
+    """The exception as an IngestError naming the file as the user named it (not a stream's copy), and
+    saying what was expected: the format's own description where the error did not say."""
+    if isinstance(exc, IngestError):
+        if source.stream:
+            exc.path = str(source.path)
+        if exc.expected is None and fmt is not None:
+            exc.expected = fmt.description
+        return exc
+    if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)):
+        return IngestError(source.path, f"{CORRUPT_GZIP}: {exc}", expected="a complete gzip stream")
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return IngestError(source.path, f"cannot be read: {exc.strerror or exc}", expected=READABLE)
+    if isinstance(exc, UnicodeDecodeError):
+        byte = exc.object[exc.start : exc.start + 1].hex()
+        return IngestError(source.path, f"not UTF-8 text: byte 0x{byte} cannot be decoded", expected="UTF-8")
+    return IngestError(source.path, f"could not be landed: {type(exc).__name__}: {exc}")
+
+
+def _reject(
+    store: RawStore, source: Source, error: IngestError, *, size: int, digest: str, fmt: Format | None
+) -> Outcome:
+    """Record a rejection, unless the path's latest entry is this very rejection of this very content."""
+    message = str(error)
+    latest = store.latest(source.key)
+    repeated = (
+        latest is not None
+        and latest["status"] == "rejected"
+        and latest["sha256"] == digest
+        and latest["error"] == message
+    )
+    if not repeated:
+        store.con.begin()
+        store.record(
+            load_id=uuid.uuid4().hex,
+            path=source.key,
+            size_bytes=size,
+            sha256=digest,
+            format=fmt.name if fmt else None,
+            rows=0,
+            tables=[],
+            status="rejected",
+            error=message,
+        )
+        store.con.commit()
+    return Outcome(source.path, "rejected", fmt.name if fmt else None, error=message)

@@ -1,0 +1,241 @@
+"""Landing DCGM series from any telemetry format: one label vocabulary, typed, with missing values dropped.
+
+Every telemetry format parses its file into a DuckDB relation of (series_no, labels MAP, ts, value)
+and hands it here. This module maps the label variants dcgm-exporter and Prometheus produce onto one
+set of typed columns, identifies each series by a stable hash of its labels, drops DCGM blank
+sentinels (finite values at or above 2^62 mean "not available"), and lands:
+
+- `raw.dcgm_series`: one row per series per load: series_id, metric, the typed labels, the full map;
+- `raw.dcgm_samples`: series_id, ts, value, _load_id — the bulk, kept narrow, partitioned by UTC day.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import duckdb
+
+from gpu_ledger.ingest.base import LoadContext
+
+# at or above, and finite: a DCGM blank sentinel, "no value". +Inf and -Inf are no sentinel but a
+# broken reading, rejected like any value out of range. NaN is rejected too, except where the format
+# says it is Prometheus' staleness marker (a `promtool tsdb dump` prints the marker a series gets when
+# it disappears as NaN): there it means "no value" and is dropped.
+DCGM_BLANK_THRESHOLD = 2.0**62
+
+# dcgm-exporter 1.x (and --use-old-namespace) metric names -> the current ones
+OLD_METRIC_NAMES = {
+    "dcgm_gpu_utilization": "DCGM_FI_DEV_GPU_UTIL",
+    "dcgm_mem_copy_utilization": "DCGM_FI_DEV_MEM_COPY_UTIL",
+    "dcgm_fb_used": "DCGM_FI_DEV_FB_USED",
+    "dcgm_fb_free": "DCGM_FI_DEV_FB_FREE",
+    "dcgm_power_usage": "DCGM_FI_DEV_POWER_USAGE",
+    "dcgm_total_energy_consumption": "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+    "dcgm_fi_prof_gr_engine_active": "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "dcgm_fi_prof_pipe_tensor_active": "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    "dcgm_gpu_temp": "DCGM_FI_DEV_GPU_TEMP",
+}
+
+# typed column -> label names that carry it, first present wins. Where Prometheus renamed the
+# exporter's own pod labels to exported_* (honorLabels off), the exported_* ones are the workload's.
+LABEL_COLUMNS = {
+    "gpu_uuid": ("UUID", "uuid", "gpu_uuid"),
+    "gpu_index": ("gpu",),
+    "hostname": ("Hostname", "hostname"),
+    "model_name": ("modelName", "model_name"),
+    "pci_bus_id": ("pci_bus_id",),
+    "device": ("device",),
+    "mig_profile": ("GPU_I_PROFILE",),
+    "gpu_instance_id": ("GPU_I_ID",),
+    "pod": ("exported_pod", "pod", "pod_name"),
+    "namespace": ("exported_namespace", "namespace", "pod_namespace"),
+    "container": ("exported_container", "container", "container_name"),
+    "pod_uid": ("pod_uid",),
+    "hpc_job": ("hpc_job",),
+    "driver_version": ("DCGM_FI_DRIVER_VERSION",),
+    "scrape_job": ("job",),
+    "scrape_instance": ("instance",),
+}
+# With honorLabels off, Prometheus renames the exporter's pod labels to exported_* and the plain ones name
+# the target: the dcgm-exporter pod itself. A series of an idle GPU has no exported_* labels then, and its
+# plain labels still name the exporter, recognisable by the exporter's container name.
+EXPORTER_POD_LABELS = ("pod", "namespace", "container")
+EXPORTER_CONTAINERS = ("nvidia-dcgm-exporter", "dcgm-exporter")
+
+
+def _label(column: str, names: tuple[str, ...]) -> str:
+    picks = []
+    for name in names:
+        value = f"labels['{name}']"
+        if column in EXPORTER_POD_LABELS and name == column:
+            exporters = ", ".join(f"'{c}'" for c in EXPORTER_CONTAINERS)
+            value = (
+                f"case when map_contains(labels, 'exported_{column}') "
+                f"or labels['container'] in ({exporters}) then null else {value} end"
+            )
+        picks.append(f"nullif({value}, '')")
+    return f"coalesce({', '.join(picks)})" if len(picks) > 1 else picks[0]
+
+
+def land(ctx: LoadContext, parsed: duckdb.DuckDBPyRelation, *, nan_is_stale: bool = False) -> None:
+    """Land a relation of (series_no, labels, ts, value), for formats that repeat labels on every sample."""
+    con = ctx.store.con
+    con.sql("create or replace temp table _parsed as select * from parsed")
+    series = con.sql("select series_no, any_value(labels) as labels from _parsed group by series_no")
+    land_series(ctx, series, con.sql("select series_no, ts, value from _parsed"), nan_is_stale=nan_is_stale)
+    con.sql("drop table _parsed")
+
+
+def land_series(
+    ctx: LoadContext,
+    series: duckdb.DuckDBPyRelation,
+    samples: duckdb.DuckDBPyRelation,
+    *,
+    nan_is_stale: bool = False,
+    ordered: bool = False,
+) -> None:
+    """Land series (series_no, labels) and their samples (series_no, ts, value).
+
+    `nan_is_stale`: NaN is the format's staleness marker and means "no value" (else it is rejected).
+    `ordered`: the format has checked that each series' times strictly increase.
+    """
+    con = ctx.store.con
+    metric_case = " ".join(f"when '{old}' then '{new}'" for old, new in OLD_METRIC_NAMES.items())
+    typed = ",\n".join(f"{_label(col, names)} as {col}" for col, names in LABEL_COLUMNS.items())
+    con.sql(f"""
+        create or replace temp table _series as
+        select
+            -- 63 bits of the hash: a signed bigint every engine reads alike
+            cast(md5_number_lower(array_to_string(list_sort(list_transform(
+                map_entries(labels), lambda e: e.key || '=' || e.value)), chr(31))) >> 1 as bigint)
+                as series_id,
+            case labels['__name__'] {metric_case} else labels['__name__'] end as metric,
+            {typed},
+            labels,
+            series_no
+        from series
+    """)
+    if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
+        raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")
+    ctx.land("dcgm_series", con.sql("select * exclude (series_no) from _series"), count=False)
+    # a view: the checks and the write each join again, cheaper than a copy of every sample (so
+    # `samples` must read tables of this connection, not Python objects)
+    con.sql(f"""
+        create or replace temp view _samples as
+        select s.series_id, s.series_no, s.metric, p.ts, p.value
+        from ({samples.sql_query()}) p join _series s using (series_no)
+        where p.value is not null
+          and not (p.value >= {DCGM_BLANK_THRESHOLD} and not isinf(p.value) and not isnan(p.value))
+          {"and not isnan(p.value)" if nan_is_stale else ""}
+    """)
+    _check(ctx, ordered=ordered)
+    # straight from the relation to Parquet, without a trip through Python
+    ctx.land("dcgm_samples", con.sql("select series_id, cast(ts as timestamptz) as ts, value from _samples"))
+    con.sql("drop view _samples")
+    con.sql("drop table _series")
+
+
+# a sample before the Unix epoch, or more than this ahead of now, is a broken clock or a unit mistake
+# (milliseconds read as seconds). Prometheus' own test data starts at 0, so the epoch itself is fine.
+EARLIEST_SAMPLE = datetime(1970, 1, 1, tzinfo=UTC)
+# seconds either side of 1970 beyond which no timestamp converts (DuckDB's range is about ±290,000 years):
+# a parser refuses such a number before converting it; the sample-time check names the rest
+TIMESTAMP_LIMIT_S = 9e12
+LATEST_AHEAD = timedelta(days=366)
+# metric -> (lowest, highest) a real value can take; anything else is a broken exporter or file
+RANGES = {
+    "DCGM_FI_DEV_GPU_UTIL": (0, 100),
+    "DCGM_FI_DEV_MEM_COPY_UTIL": (0, 100),
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE": (0, 1),
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": (0, 1),
+    "DCGM_FI_DEV_FB_USED": (0, None),
+    "DCGM_FI_DEV_FB_FREE": (0, None),
+    "DCGM_FI_DEV_POWER_USAGE": (0, None),
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": (0, None),
+}
+
+
+def _check(ctx: LoadContext, *, ordered: bool) -> None:
+    """Reject impossible values and duplicated samples, naming the first offending series and time.
+
+    One pass finds the first problem in this order: a non-finite value, a time out of range, a value
+    out of its metric's range (metrics in RANGES order); within each, the first series and time.
+    `ordered`: the format checked that each series' times strictly increase, so a duplicate can only
+    be two series of one label set, and the samples need no grouping to find it.
+    """
+    con = ctx.store.con
+    earliest, latest = EARLIEST_SAMPLE, datetime.now(UTC) + LATEST_AHEAD
+    ranges = ", ".join(
+        f"({i}, '{metric}', {low}, {'null' if high is None else high})"
+        for i, (metric, (low, high)) in enumerate(RANGES.items())
+    )
+    rows = con.sql(
+        f"""
+        with ranges(rank, metric, low, high) as (values {ranges}),
+        problems as (
+            select
+                s.series_no, s.ts, s.value, s.metric,
+                case
+                    when isinf(s.value) or isnan(s.value) then 0
+                    when s.ts < $lo or s.ts > $hi then 1
+                    else 2 + r.rank
+                end as problem
+            from _samples s left join ranges r using (metric)
+            where isinf(s.value) or isnan(s.value) or s.ts < $lo or s.ts > $hi
+               or s.value < r.low or s.value > r.high
+        )
+        -- formatted in SQL: a year past 9999 is beyond Python's datetime
+        select series_no, strftime(ts at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ'), value, metric, problem
+        from problems order by problem, series_no, ts limit 1
+        """,
+        params={"lo": earliest, "hi": latest},
+    ).fetchall()
+    if rows:
+        series_no, ts, value, metric, problem = rows[0]
+        if problem == 0:
+            raise ctx.error(
+                f"{_describe(con, series_no)} has value {_prometheus(value)} at {ts}",
+                column=metric,
+                expected="a finite reading (a missing value is a DCGM blank, at or above 2^62, or no sample)",
+            )
+        if problem == 1:
+            raise ctx.error(
+                f"{_describe(con, series_no)} has a sample at {ts}",
+                column="timestamp",
+                expected=f"a time between {earliest:%Y-%m-%d} and {latest:%Y-%m-%d} (a clock or unit error?)",
+            )
+        low, high = RANGES[metric]
+        raise ctx.error(
+            f"{_describe(con, series_no)} has value {value:g} at {ts}",
+            column=metric,
+            expected=f"{low} to {high}" if high is not None else f"at least {low}",
+        )
+    twins = "_series group by series_id" if ordered else "_samples group by series_id, ts"
+    dup = con.sql(f"select min(series_no) from {twins} having count(*) > 1 order by 1 limit 1").fetchall()
+    if dup:
+        series_no = dup[0][0]
+        first = con.sql(
+            "select strftime(ts at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ'), count(*) from _samples "
+            "where series_id = (select series_id from _series where series_no = $n) "
+            "group by ts having count(*) > 1 order by ts limit 1",
+            params={"n": series_no},
+        ).fetchall()
+        if first:  # two series of one label set with no time in common are one series, not a duplicate
+            ts, n = first[0]
+            raise ctx.error(
+                f"{_describe(con, series_no)} has {n} samples at {ts}",
+                column="timestamp",
+                expected="one sample per series and time",
+            )
+
+
+def _prometheus(value: float) -> str:
+    """A non-finite value as Prometheus writes it."""
+    return "NaN" if value != value else ("+Inf" if value > 0 else "-Inf")
+
+
+def _describe(con: duckdb.DuckDBPyConnection, series_no: int) -> str:
+    metric, uuid, host = con.sql(
+        "select metric, gpu_uuid, hostname from _series where series_no = $n", params={"n": series_no}
+    ).fetchall()[0]
+    return f"series {series_no} ({metric}, GPU {uuid or '?'} on {host or '?'})"

@@ -1,0 +1,324 @@
+"""Who owns which machines: the node pools of the simulated company and their sizing.
+
+A pool is a group of identical machines with one behaviour (spot training, MIG inference, …). Each
+pool gets a share of the requested GPU count, never fewer nodes than its planted story needs, so a
+small fleet still shows every behaviour the marts must find.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpu_ledger.simulator import catalogue
+from gpu_ledger.simulator.org import AWS_PROD, AWS_RESEARCH, AZURE_PROD, ONPREM, Account
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    account: Account
+    region: str
+    zones: tuple[str, ...]
+    cluster: str | None  # None: a standalone VM in no cluster
+    scheduler: str  # kubernetes | slurm | none (a standalone VM)
+    instance_type: str
+    role: str  # the behaviour: see simulator.workloads.ROLES
+    gpu_share: float  # share of the requested fleet size
+    min_nodes: int
+    capacity_type: str  # on_demand | spot | reserved | owned
+    tag_team: str | None  # instance tags; None: untagged
+    tag_project: str | None
+    tag_environment: str | None
+    monitored: bool = True
+    mig_layout: tuple[str, ...] | None = None  # MIG profiles per GPU, for MIG pools
+
+    @property
+    def gpu_count(self) -> int:
+        return catalogue.instance_types()[self.instance_type]["gpu_count"]
+
+
+EKS = "eks-ml-use1"
+AKS = "aks-ml-eus"
+SLURM = "hpc-fra"
+USE1 = ("us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d")
+EUS = ("eastus-1", "eastus-2", "eastus-3")
+
+POOLS: tuple[Pool, ...] = (
+    Pool(
+        "p5-spot",
+        AWS_RESEARCH,
+        "us-east-1",
+        USE1,
+        EKS,
+        "kubernetes",
+        "p5.48xlarge",
+        "spot_training",
+        0.16,
+        1,
+        "spot",
+        "nlp-research",
+        "llm-pretrain",
+        "production",
+    ),
+    Pool(
+        "p4d-ondemand",
+        AWS_RESEARCH,
+        "us-east-1",
+        USE1,
+        EKS,
+        "kubernetes",
+        "p4d.24xlarge",
+        "ondemand_training",
+        0.08,
+        1,
+        "on_demand",
+        "vision",
+        "detection",
+        "production",
+    ),
+    Pool(
+        "g5-adhoc",
+        AWS_RESEARCH,
+        "us-east-1",
+        USE1,
+        EKS,
+        "kubernetes",
+        "g5.12xlarge",
+        "crashed_job",
+        0.0,
+        1,
+        "on_demand",
+        "vision",
+        "image-seg",
+        "development",
+    ),
+    Pool(
+        "p4de-mig",
+        AWS_PROD,
+        "us-east-1",
+        USE1,
+        EKS,
+        "kubernetes",
+        "p4de.24xlarge",
+        "mig_inference",
+        0.08,
+        1,
+        "reserved",
+        "recsys",
+        "ranking",
+        "production",
+        mig_layout=("3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"),
+    ),
+    Pool(
+        "g6-inference",
+        AWS_PROD,
+        "us-east-1",
+        USE1,
+        EKS,
+        "kubernetes",
+        "g6.xlarge",
+        "autoscaled_inference",
+        0.05,
+        2,
+        "on_demand",
+        "search",
+        "semantic-search",
+        "production",
+    ),
+    Pool(
+        "g5-notebooks",
+        AWS_RESEARCH,
+        "us-east-1",
+        USE1,
+        EKS,
+        "kubernetes",
+        "g5.2xlarge",
+        "notebooks",
+        0.04,
+        2,
+        "on_demand",
+        "platform",
+        "shared-platform",
+        "development",
+    ),
+    Pool(
+        "g5-sandbox",
+        AWS_RESEARCH,
+        "us-east-1",
+        USE1,
+        EKS,
+        "kubernetes",
+        "g5.xlarge",
+        "sandbox",
+        0.01,
+        1,
+        "on_demand",
+        None,
+        None,
+        None,
+    ),
+    Pool(
+        "nca100",
+        AZURE_PROD,
+        "eastus",
+        EUS,
+        AKS,
+        "kubernetes",
+        "Standard_NC24ads_A100_v4",
+        "a100_inference",
+        0.05,
+        2,
+        "reserved",
+        "support-ai",
+        "support-chatbot",
+        "production",
+    ),
+    Pool(
+        "t4legacy",
+        AZURE_PROD,
+        "eastus",
+        EUS,
+        AKS,
+        "kubernetes",
+        "Standard_NC4as_T4_v3",
+        "forgotten",
+        0.0,
+        1,
+        "on_demand",
+        None,
+        None,
+        None,
+        monitored=False,
+    ),
+    Pool(
+        "nda100",
+        AZURE_PROD,
+        "eastus",
+        EUS,
+        AKS,
+        "kubernetes",
+        "Standard_ND96asr_v4",
+        "ondemand_training",
+        0.06,
+        1,
+        "on_demand",
+        "nlp-research",
+        "llm-finetune",
+        "production",
+    ),
+    Pool(
+        "h100",
+        ONPREM,
+        "eu-central",
+        ("fra-dc1",),
+        SLURM,
+        "slurm",
+        "dgx-h100",
+        "slurm_training",
+        0.25,
+        2,
+        "owned",
+        "platform",
+        "shared-platform",
+        "production",
+    ),
+    Pool(
+        "a100",
+        ONPREM,
+        "eu-central",
+        ("fra-dc1",),
+        SLURM,
+        "slurm",
+        "dgx-a100",
+        "slurm_batch",
+        0.2,
+        1,
+        "owned",
+        "platform",
+        "shared-platform",
+        "production",
+    ),
+    Pool(
+        # an accelerator type newer than the catalogue (simulator.catalogue.UNCATALOGUED), billed as a
+        # standalone VM no scheduler knows and nobody monitors: the warehouse must flag it and keep its cost
+        "g9x-unlisted",
+        AWS_RESEARCH,
+        "us-east-1",
+        USE1,
+        None,
+        "none",
+        "g9x.2xlarge",
+        "forgotten",
+        0.01,
+        0,
+        "on_demand",
+        "vision",
+        "image-seg",
+        "development",
+        monitored=False,
+    ),
+)
+
+
+# The planted cost anomaly (simulator.workloads.unplanned_burst): on one day the search team launches
+# an unplanned corpus re-embedding on on-demand p4d nodes of their own. Not in POOLS: its nodes exist
+# for that job only, so they take no share of the fleet and no place in its minimum size.
+BURST_POOL = Pool(
+    "p4d-burst",
+    AWS_PROD,
+    "us-east-1",
+    USE1,
+    EKS,
+    "kubernetes",
+    "p4d.24xlarge",
+    "unplanned_burst",
+    0.0,
+    0,
+    "on_demand",
+    "search",
+    "semantic-search",
+    "production",
+)
+
+
+def minimum_gpus() -> int:
+    """The smallest fleet that shows every planted behaviour."""
+    return sum(pool.min_nodes * pool.gpu_count for pool in POOLS)
+
+
+def pools_that_fit(gpus: int) -> tuple[Pool, ...]:
+    """The pools a fleet of about `gpus` GPUs holds: all of them once every story fits, else as many
+    stories as fit, the cheapest first (in GPUs), so a small fleet keeps the most behaviours."""
+    if gpus >= minimum_gpus():
+        return POOLS
+    chosen, left = [], gpus
+    for pool in sorted(POOLS, key=lambda p: p.min_nodes * p.gpu_count):
+        need = pool.min_nodes * pool.gpu_count
+        if need <= left:
+            chosen.append(pool)
+            left -= need
+    if not chosen:
+        smallest = min(p.min_nodes * p.gpu_count for p in POOLS)
+        raise ValueError(f"--gpus {gpus} is too small: the smallest planted story needs {smallest} GPUs")
+    return tuple(p for p in POOLS if p in chosen)
+
+
+def left_out(gpus: int) -> list[Pool]:
+    """The pools (planted behaviours) a fleet of about `gpus` GPUs is too small to hold."""
+    kept = pools_that_fit(gpus)
+    return [p for p in POOLS if p not in kept]
+
+
+def has_burst(gpus: int) -> bool:
+    """The planted cost anomaly is a spike on top of a whole fleet's routine: only a full fleet has it."""
+    return gpus >= minimum_gpus()
+
+
+def size_pools(gpus: int) -> dict[str, int]:
+    """Nodes per pool for a fleet of about `gpus` GPUs (each pool's share, at least its minimum; 0 for
+    the pools a small fleet leaves out)."""
+    kept = pools_that_fit(gpus)
+    return {
+        pool.name: max(pool.min_nodes, round(pool.gpu_share * gpus / pool.gpu_count)) if pool in kept else 0
+        for pool in POOLS
+    }

@@ -1,5 +1,0 @@
-"""Scheduler formats: who ran what, where and when (Slurm sacct, Kubernetes snapshots, a generic CSV)."""
-
-from ingest.formats.schedulers import jobs_csv, kubernetes, slurm_sacct
-
-FORMATS = (slurm_sacct.FORMAT, kubernetes.PODS, kubernetes.NODES, jobs_csv.FORMAT)
