@@ -71,3 +71,6 @@ class Format:
     # when the file was taken. Identical content at another time is another observation, not the same
     # delivery again, so it is part of the file's identity in the manifest (RawStore.settled).
     observed_at: Callable[[Path, Options], datetime] | None = None
+    # its load reads nothing but its own file (no state in landed.duckdb, e.g. a saved field list):
+    # files of it may be loaded side by side, ahead of their turn to commit (ingest.runner)
+    independent: bool = False

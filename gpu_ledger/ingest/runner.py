@@ -27,9 +27,12 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 import uuid
 import zlib
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -202,51 +205,169 @@ def ingest(
     options: Options | None = None,
     progress: bool = True,
 ) -> list[Outcome]:
-    """Land every file under `paths`; never raises for a bad file, reports it in its Outcome."""
+    """Land every file under `paths`; never raises for a bad file, reports it in its Outcome.
+
+    Files are settled one by one in the order given, each in its own transaction, so the manifest
+    ends as a one-by-one ingest leaves it. Files of an independent format (`Format.independent`:
+    telemetry, the bulk) are parsed and written ahead, side by side on every core, each on a DuckDB
+    connection of its own; what they wrote counts only when their turn comes and it commits.
+    """
     forced = registry.by_name(format_name) if format_name else None
+    options = options or Options()
     sources = list(expand(paths))
     outcomes = []
-    with tempfile.TemporaryDirectory(prefix="gpu-ledger-streams-") as spool:
+    with (
+        tempfile.TemporaryDirectory(prefix="gpu-ledger-streams-") as spool,
+        ThreadPoolExecutor(WORKERS, thread_name_prefix="ingest") as pool,
+    ):
         sources = [_spool(s, Path(spool)) if s.stream and not s.problem else s for s in sources]
         total = sum(_size(s) for s in sources)
+        lanes = _Lanes(store)
+        ahead: deque[Future[Prepared]] = deque()
         with tqdm(total=total, unit="B", unit_scale=True, desc="ingest", disable=not progress) as bar:
-            for source in sources:
-                outcomes.append(ingest_file(source, store, forced, options or Options()))
-                bar.update(_size(source))
+
+            def settle_next() -> None:
+                prepared = ahead.popleft().result()
+                outcomes.append(_settle(store, prepared, options))
+                bar.update(_size(prepared.source))
+
+            try:
+                for source in sources:
+                    ahead.append(pool.submit(lanes.prepare, source, forced, options))
+                    if len(ahead) == LOOKAHEAD:
+                        settle_next()
+                while ahead:
+                    settle_next()
+            finally:
+                for future in ahead:  # interrupted: what was loaded ahead never counts
+                    future.cancel()
+                pool.shutdown(wait=True)
+                lanes.close()
     return outcomes
 
 
-def ingest_file(source: Source, store: RawStore, forced: Format | None, options: Options) -> Outcome:
+# files parsed and written ahead of their turn: one per core, and as many again waiting to settle
+WORKERS = max(1, min(4, os.cpu_count() or 1))
+LOOKAHEAD = 2 * WORKERS
+
+
+@dataclass
+class Prepared:
+    """A file identified (and, for an independent format, landed in pending files) ahead of its turn."""
+
+    source: Source
+    size: int = 0
+    digest: str = UNREADABLE
+    fmt: Format | None = None
+    sniff: Sniff | None = None
+    observed: datetime | None = None
+    load_id: str = ""
+    ctx: LoadContext | None = None  # set when the file was loaded ahead
+    error: Exception | None = None  # why it cannot land
+    settled: bool = False  # its content is landed already
+
+
+class _Lanes:
+    """One DuckDB connection per worker thread, for the files loaded ahead."""
+
+    def __init__(self, store: RawStore) -> None:
+        self.store = store
+        self.local = threading.local()
+        self.opened: list[RawStore] = []
+        self.lock = threading.Lock()
+
+    def lane(self) -> RawStore:
+        lane = getattr(self.local, "lane", None)
+        if lane is None:
+            with self.lock:
+                lane = self.local.lane = self.store.lane()
+                self.opened.append(lane)
+        return lane
+
+    def close(self) -> None:
+        for lane in self.opened:
+            lane.con.close()
+
+    def prepare(self, source: Source, forced: Format | None, options: Options) -> Prepared:
+        """Identify the file; if its format is independent and its content new, load it into pending files."""
+        prepared = _identify(source, forced, options)
+        if prepared.error is not None:
+            return prepared
+        lane = self.lane()
+        prepared.settled = lane.settled(prepared.digest, prepared.observed)
+        if prepared.settled or not prepared.fmt.independent:
+            return prepared
+        try:
+            prepared.ctx = _load(lane, prepared, options)
+        except Exception as exc:
+            lane.discard_load(prepared.load_id)
+            prepared.error = exc
+        return prepared
+
+
+def _identify(source: Source, forced: Format | None, options: Options) -> Prepared:
+    prepared = Prepared(source, load_id=uuid.uuid4().hex)
     if source.problem or source.local is None:
-        error = IngestError(source.path, source.problem or "not a file", expected=READABLE)
-        return _reject(store, source, error, size=0, digest=UNREADABLE, fmt=None)
+        prepared.error = IngestError(source.path, source.problem or "not a file", expected=READABLE)
+        return prepared
     path = source.local
     try:
-        size = path.stat().st_size
-        digest = sha256_of(path)
+        prepared.size = path.stat().st_size
+        prepared.digest = sha256_of(path)
     except OSError as exc:
-        error = IngestError(source.path, f"cannot be read: {exc.strerror or exc}", expected=READABLE)
-        return _reject(store, source, error, size=0, digest=UNREADABLE, fmt=None)
-    fmt = forced
-    observed: datetime | None = None
+        prepared.error = IngestError(source.path, f"cannot be read: {exc.strerror or exc}", expected=READABLE)
+        return prepared
+    prepared.fmt = forced
     try:
-        if size == 0:
+        if prepared.size == 0:
             raise IngestError(path, "the file is empty", expected="at least a header or one record")
-        sniff = Sniff.of(path)
-        fmt = fmt or registry.detect(sniff)
-        observed = fmt.observed_at(path, options) if fmt.observed_at else None
+        prepared.sniff = Sniff.of(path)
+        prepared.fmt = prepared.fmt or registry.detect(prepared.sniff)
+        if prepared.fmt.observed_at:
+            prepared.observed = prepared.fmt.observed_at(path, options)
     except Exception as exc:
-        return _reject(store, source, _as_error(source, exc, fmt), size=size, digest=digest, fmt=fmt)
-    if store.settled(digest, observed):
+        prepared.error = exc
+    return prepared
+
+
+def _load(store: RawStore, prepared: Prepared, options: Options) -> LoadContext:
+    assert prepared.source.local is not None and prepared.sniff is not None and prepared.fmt is not None
+    ctx = LoadContext(
+        path=prepared.source.local,
+        sniff=prepared.sniff,
+        store=store,
+        load_id=prepared.load_id,
+        options=options,
+    )
+    prepared.fmt.load(ctx)
+    return ctx
+
+
+def _settle(store: RawStore, prepared: Prepared, options: Options) -> Outcome:
+    """The file's turn: record it, in a transaction of its own, as loaded, unchanged, superseded or rejected.
+
+    A file not loaded ahead is loaded here, inside the transaction (its format may keep state in
+    landed.duckdb, e.g. a saved sacct field list, that a later file of the batch reads).
+    """
+    source, fmt = prepared.source, prepared.fmt
+    if prepared.error is not None:
+        store.discard_load(prepared.load_id)
+        return _reject(store, prepared, _as_error(source, prepared.error, fmt))
+    # again here: an identical file earlier in this batch may have landed since it was identified
+    if prepared.settled or store.settled(prepared.digest, prepared.observed):
+        store.discard_load(prepared.load_id)
         return Outcome(source.path, "unchanged", fmt.name)
     record = dict(
-        load_id=uuid.uuid4().hex, path=source.key, size_bytes=size, sha256=digest, observed_at=observed
+        load_id=prepared.load_id,
+        path=source.key,
+        size_bytes=prepared.size,
+        sha256=prepared.digest,
+        observed_at=prepared.observed,
     )
     con = store.con
     con.begin()
     try:
-        ctx = LoadContext(path=path, sniff=sniff, store=store, load_id=record["load_id"], options=options)
-        fmt.load(ctx)
+        ctx = prepared.ctx or _load(store, prepared, options)
         # a stream has no lasting path: a later stream under the same name is another file
         replaced = [] if source.stream else store.loads(path=record["path"])
         if ctx.scope is not None:
@@ -283,7 +404,7 @@ def ingest_file(source: Source, store: RawStore, forced: Format | None, options:
     except Exception as exc:
         con.rollback()
         store.discard_load(record["load_id"])
-        return _reject(store, source, _as_error(source, exc, fmt), size=size, digest=digest, fmt=fmt)
+        return _reject(store, prepared, _as_error(source, exc, fmt))
     # committed: the load counts. Should this fail (or the process die), the next RawStore finishes it.
     store.publish_load(record["load_id"], replaced)
     return Outcome(
@@ -310,10 +431,9 @@ def _as_error(source: Source, exc: Exception, fmt: Format | None = None) -> Inge
     return IngestError(source.path, f"could not be landed: {type(exc).__name__}: {exc}")
 
 
-def _reject(
-    store: RawStore, source: Source, error: IngestError, *, size: int, digest: str, fmt: Format | None
-) -> Outcome:
+def _reject(store: RawStore, prepared: Prepared, error: IngestError) -> Outcome:
     """Record a rejection, unless the path's latest entry is this very rejection of this very content."""
+    source, digest, fmt = prepared.source, prepared.digest, prepared.fmt
     message = str(error)
     latest = store.latest(source.key)
     repeated = (
@@ -327,7 +447,7 @@ def _reject(
         store.record(
             load_id=uuid.uuid4().hex,
             path=source.key,
-            size_bytes=size,
+            size_bytes=prepared.size,
             sha256=digest,
             format=fmt.name if fmt else None,
             rows=0,

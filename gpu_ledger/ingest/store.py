@@ -20,6 +20,7 @@ deleted. Writers hold the home's lock (`gpu_ledger.lock`), so nothing reads a ha
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 from datetime import UTC, date, datetime
@@ -100,6 +101,16 @@ class RawStore:
     def close(self) -> None:
         self._write_snapshots()
         self.con.close()
+
+    def lane(self) -> RawStore:
+        """This store on a DuckDB connection of its own, for landing a file in another thread.
+
+        It writes a load's pending files and reads the manifest; committing a load stays with the
+        store's own connection. Close it with `lane.con.close()`, never `close()`.
+        """
+        lane = copy.copy(self)
+        lane.con = self.con.cursor()
+        return lane
 
     def __enter__(self) -> RawStore:
         return self

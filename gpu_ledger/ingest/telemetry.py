@@ -118,20 +118,20 @@ def land_series(
     if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
         raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")
     ctx.land("dcgm_series", con.sql("select * exclude (series_no) from _series"), count=False)
-    # a view: the checks and the write each join again, cheaper than a copy of every sample (so
-    # `samples` must read tables of this connection, not Python objects)
+    # the samples once, narrow: the checks and the write read this table (`samples` must read tables
+    # of this connection, not Python objects)
     con.sql(f"""
-        create or replace temp view _samples as
-        select s.series_id, s.series_no, s.metric, p.ts, p.value
+        create or replace temp table _samples as
+        select s.series_id, p.series_no, cast(p.ts as timestamptz) as ts, p.value
         from ({samples.sql_query()}) p join _series s using (series_no)
         where p.value is not null
           and not (p.value >= {DCGM_BLANK_THRESHOLD} and not isinf(p.value) and not isnan(p.value))
           {"and not isnan(p.value)" if nan_is_stale else ""}
     """)
     _check(ctx, ordered=ordered)
-    # straight from the relation to Parquet, without a trip through Python
-    ctx.land("dcgm_samples", con.sql("select series_id, cast(ts as timestamptz) as ts, value from _samples"))
-    con.sql("drop view _samples")
+    # straight from the table to Parquet, without a trip through Python
+    ctx.land("dcgm_samples", con.sql("select series_id, ts, value from _samples"))
+    con.sql("drop table _samples")
     con.sql("drop table _series")
 
 
@@ -158,8 +158,10 @@ RANGES = {
 def _check(ctx: LoadContext, *, ordered: bool) -> None:
     """Reject impossible values and duplicated samples, naming the first offending series and time.
 
-    One pass finds the first problem in this order: a non-finite value, a time out of range, a value
-    out of its metric's range (metrics in RANGES order); within each, the first series and time.
+    The first problem in this order: a non-finite value, a time out of range, a value out of its
+    metric's range (metrics in RANGES order); within each, the first series and time. Most files have
+    none: one grouped pass over the samples says so, and only a file with a problem pays for the
+    search of its first one.
     `ordered`: the format checked that each series' times strictly increase, so a duplicate can only
     be two series of one label set, and the samples need no grouping to find it.
     """
@@ -169,29 +171,43 @@ def _check(ctx: LoadContext, *, ordered: bool) -> None:
         f"({i}, '{metric}', {low}, {'null' if high is None else high})"
         for i, (metric, (low, high)) in enumerate(RANGES.items())
     )
-    rows = con.sql(
+    window = {"lo": earliest, "hi": latest}
+    unsound = con.sql(
         f"""
         with ranges(rank, metric, low, high) as (values {ranges}),
-        problems as (
+        per_series as (
             select
-                s.series_no, s.ts, s.value, s.metric,
-                case
-                    when isinf(s.value) or isnan(s.value) then 0
-                    when s.ts < $lo or s.ts > $hi then 1
-                    else 2 + r.rank
-                end as problem
-            from _samples s left join ranges r using (metric)
-            where isinf(s.value) or isnan(s.value) or s.ts < $lo or s.ts > $hi
-               or s.value < r.low or s.value > r.high
+                series_no, min(ts) as first_ts, max(ts) as last_ts, min(value) as low, max(value) as high,
+                bool_or(isinf(value) or isnan(value)) as non_finite
+            from _samples group by series_no
         )
-        -- formatted in SQL: a year past 9999 is beyond Python's datetime
-        select series_no, strftime(ts at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ'), value, metric, problem
-        from problems order by problem, series_no, ts limit 1
+        select count(*) from per_series p join _series s using (series_no) left join ranges r using (metric)
+        where p.non_finite or p.first_ts < $lo or p.last_ts > $hi or p.low < r.low or p.high > r.high
         """,
-        params={"lo": earliest, "hi": latest},
-    ).fetchall()
-    if rows:
-        series_no, ts, value, metric, problem = rows[0]
+        params=window,
+    ).fetchall()[0][0]
+    if unsound:
+        series_no, ts, value, metric, problem = con.sql(
+            f"""
+            with ranges(rank, metric, low, high) as (values {ranges}),
+            problems as (
+                select
+                    s.series_no, s.ts, s.value, m.metric,
+                    case
+                        when isinf(s.value) or isnan(s.value) then 0
+                        when s.ts < $lo or s.ts > $hi then 1
+                        else 2 + r.rank
+                    end as problem
+                from _samples s join _series m using (series_no) left join ranges r using (metric)
+                where isinf(s.value) or isnan(s.value) or s.ts < $lo or s.ts > $hi
+                   or s.value < r.low or s.value > r.high
+            )
+            -- formatted in SQL: a year past 9999 is beyond Python's datetime
+            select series_no, strftime(ts at time zone 'UTC', '%Y-%m-%dT%H:%M:%SZ'), value, metric, problem
+            from problems order by problem, series_no, ts limit 1
+            """,
+            params=window,
+        ).fetchall()[0]
         if problem == 0:
             raise ctx.error(
                 f"{_describe(con, series_no)} has value {_prometheus(value)} at {ts}",

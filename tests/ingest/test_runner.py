@@ -296,6 +296,33 @@ def test_the_same_files_from_another_folder_land_once(tmp_path: Path):
         assert store.manifest().height == rows
 
 
+def test_files_loaded_ahead_settle_in_order_and_a_copy_in_the_same_batch_lands_once(
+    sim: Path, tmp_path: Path
+):
+    """Telemetry files are parsed side by side ahead of their turn; the manifest still ends as a one by
+    one ingest leaves it: outcomes in the order given, a copy met next to its original in the same
+    batch (both loaded ahead at once, neither landed yet) unchanged, nothing left pending."""
+    days = sorted((sim / UTIL).iterdir())
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    for day in days:
+        shutil.copy(day, batch / day.name)
+    copy = batch / days[0].name.replace(".json", "-copy.json")  # sorts just before its original
+    shutil.copy(days[0], copy)
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        outcomes = ingest([batch], store, progress=False)
+        assert [o.path.name for o in outcomes] == sorted(p.name for p in batch.iterdir())
+        assert outcomes[0].path == copy
+        assert [o.status for o in outcomes] == ["loaded", "unchanged"] + ["loaded"] * (len(days) - 1)
+        assert store.manifest().height == len(days)
+        assert not any((store.files / ".pending").iterdir())
+        together = _totals(store)
+    with RawStore(tmp_path / "one-by-one.duckdb") as store:
+        for day in days:
+            ingest([day], store, progress=False)
+        assert _totals(store) == together
+
+
 def test_reingesting_an_unchanged_folder_adds_no_manifest_row(tmp_path: Path, versioned_format: str):
     """Issue 17: the second ingest of a folder with a replaced delivery added a "superseded" row."""
     folder = tmp_path / "bills"

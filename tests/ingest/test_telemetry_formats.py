@@ -490,6 +490,46 @@ def test_a_query_range_point_without_a_time_is_named(tmp_path: Path, stamp: str)
     assert "series 1, point 2: timestamp" in outcome.error and "is not a time" in outcome.error, outcome.error
 
 
+QUERY_RANGE_ANSWER = (
+    '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":'
+    '"DCGM_FI_DEV_GPU_UTIL","UUID":"GPU-1","Hostname":"h"},"values":[[1790000000,"5"],[1790000030,"6"]]}]}}'
+)
+
+
+def test_two_query_range_answers_in_one_file_are_refused(tmp_path: Path) -> None:
+    """Found by fuzzing: two answers glued together are no answer Prometheus gives (series numbers repeat)."""
+    path = _write(tmp_path / "range.json", QUERY_RANGE_ANSWER * 2)
+    outcome, _ = _land(tmp_path, path)
+    assert outcome.status == "rejected"
+    assert outcome.error == f"{path}: holds 2 JSON documents (expected one Prometheus query_range answer)"
+
+
+@pytest.mark.parametrize(
+    ("points", "problem"),
+    [
+        (
+            '[1790000030,"5"],[1790000000,"6"]',
+            "point 2: timestamp 2026-09-21T14:13:20Z is not after the previous",
+        ),
+        (
+            '[1790000000,"5"],[1790000000,"6"]',
+            "point 2: timestamp 2026-09-21T14:13:20Z is not after the previous",
+        ),
+        ('[1790000000,"5"],[1790000030,"five"]', "point 2: value 'five' is not a number"),
+    ],
+)
+def test_a_damaged_query_range_series_names_its_first_bad_point(
+    tmp_path: Path, points: str, problem: str
+) -> None:
+    """The lists are checked in one pass; the first damaged point is then named exactly."""
+    path = _write(
+        tmp_path / "range.json", QUERY_RANGE_ANSWER.replace('[1790000000,"5"],[1790000030,"6"]', points)
+    )
+    outcome, _ = _land(tmp_path, path)
+    assert outcome.status == "rejected"
+    assert f"series 1, {problem}" in outcome.error, outcome.error
+
+
 def test_a_promtool_dump_timestamp_no_clock_can_hold_is_named(tmp_path: Path) -> None:
     """Found by fuzzing: a millisecond timestamp past any representable time crashed the load."""
     path = _write(

@@ -96,4 +96,5 @@ FORMAT = Format(
     detect=detect,
     load=load,
     observed_at=observed_at,
+    independent=True,
 )

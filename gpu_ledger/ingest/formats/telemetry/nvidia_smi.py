@@ -312,4 +312,5 @@ FORMAT = Format(
     description="nvidia-smi --query-gpu=... --format=csv log (or a capture holding such sections)",
     detect=detect,
     load=load,
+    independent=True,
 )

@@ -11,6 +11,7 @@ import re
 
 from gpu_ledger.ingest import telemetry
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.errors import IngestError
 from gpu_ledger.ingest.sniff import Sniff, content_size, is_gzip
 
 _MATRIX = re.compile(r'"resultType"\s*:\s*"matrix"')
@@ -38,17 +39,63 @@ def load(ctx: LoadContext) -> None:
     except Exception as exc:  # DuckDB names the JSON problem; we name the file
         raise ctx.error(f"not a readable Prometheus query_range answer: {exc}", expected="JSON") from exc
     answer = con.sql("select status, data.resultType from _doc").fetchall()
-    if not answer:
-        raise ctx.error("holds no JSON document", expected="a Prometheus query_range answer")
+    if len(answer) != 1:
+        documents = f"{len(answer) or 'no'} JSON documents"
+        raise ctx.error(f"holds {documents}", expected="one Prometheus query_range answer")
     status, result_type = answer[0]
     if status != "success":
         raise ctx.error(f"Prometheus answered status {status!r}", column="status", expected="success")
     if result_type != "matrix":
         raise ctx.error(f"resultType is {result_type!r}", column="resultType", expected="matrix")
-    # every point once, parsed: the checks, the series and the samples all read this table
+    # each series' points as two lists of numbers: the checks read the lists, the samples unnest them
     con.sql(
+        """
+        create or replace temp table _lists as
+        with result as (
+            select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no from _doc
+        )
+        select
+            series_no,
+            r.metric as metric,
+            list_transform(r."values", lambda v: try_cast(v[1] as double)) as t,
+            list_transform(r."values", lambda v: try_cast(v[2] as double)) as value
+        from result
+        """
+    )
+    # a point is sound when its timestamp is a time, later than the previous one (Prometheus returns
+    # each series' points in time order; anything else is a damaged file), and its value a number
+    damaged = con.sql(
         f"""
+        select count(*) from _lists
+        where not list_bool_and(list_transform(range(1, len(t) + 1), lambda k: coalesce(
+            abs(t[k]) < {telemetry.TIMESTAMP_LIMIT_S} and value[k] is not null and (k = 1 or t[k] > t[k - 1]),
+            false)))
+        """
+    ).fetchall()[0][0]
+    if damaged:
+        raise _first_damaged_point(ctx)
+    con.sql("drop table _doc")
+    con.sql(
+        """
         create or replace temp table _points as
+        select series_no, to_timestamp(t) as ts, value
+        from (select series_no, unnest(t) as t, unnest(value) as value from _lists)
+        """
+    )
+    series = con.sql(
+        """select series_no, json_transform(metric, '"MAP(VARCHAR, VARCHAR)"') as labels from _lists"""
+    )
+    samples = con.sql("select series_no, ts, value from _points")
+    telemetry.land_series(ctx, series, samples, ordered=True)
+    con.sql("drop table _points")
+    con.sql("drop table _lists")
+
+
+def _first_damaged_point(ctx: LoadContext) -> IngestError:
+    """The first damaged point, in order: a timestamp that is no time, then one not after the previous,
+    then a value that is no number; within each, the first series and point."""
+    bad = ctx.store.con.sql(
+        f"""
         with result as (
             select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no from _doc
         ),
@@ -58,59 +105,41 @@ def load(ctx: LoadContext) -> None:
         parsed as (
             select series_no, i, v, try_cast(v[1] as double) as t, try_cast(v[2] as double) as value
             from points
+        ),
+        timed as (
+            select
+                series_no, i, v, value,
+                to_timestamp(case when abs(t) < {telemetry.TIMESTAMP_LIMIT_S} then t end) as ts
+            from parsed
         )
-        select
-            series_no, i, v, value,
-            to_timestamp(case when abs(t) < {telemetry.TIMESTAMP_LIMIT_S} then t end) as ts
-        from parsed
-        """
-    )
-    # the first bad point: a timestamp that is no time, then one not after the previous (Prometheus
-    # returns each series' points in time order; anything else is a damaged file), then a value that
-    # is no number
-    bad = con.sql(
-        """
         select series_no, i, v, ts, problem from (
             select series_no, i, v, ts, case
                 when ts is null then 0
                 when ts <= lag(ts) over (partition by series_no order by i) then 1
                 when value is null then 2
             end as problem
-            from _points)
+            from timed)
         where problem is not null order by problem, series_no, i limit 1
         """
     ).fetchall()
-    if bad:
-        series_no, i, (time, text), ts, problem = bad[0]
-        if problem == 0:
-            raise ctx.error(
-                f"series {series_no}, point {i}: timestamp {time!r} is not a time",
-                column="values",
-                expected="Unix seconds, e.g. 1790000000.5",
-            )
-        if problem == 1:
-            raise ctx.error(
-                f"series {series_no}, point {i}: "
-                f"timestamp {ts:%Y-%m-%dT%H:%M:%SZ} is not after the previous one",
-                column="values",
-                expected="strictly increasing timestamps within a series",
-            )
-        raise ctx.error(
-            f"series {series_no}, point {i}: value {text!r} is not a number",
+    series_no, i, (time, text), ts, problem = bad[0]
+    if problem == 0:
+        return ctx.error(
+            f"series {series_no}, point {i}: timestamp {time!r} is not a time",
             column="values",
-            expected='a number as a string, e.g. "37.5"',
+            expected="Unix seconds, e.g. 1790000000.5",
         )
-    series = con.sql(
-        """
-        select generate_subscripts(data.result, 1) as series_no,
-               json_transform(unnest(data.result).metric, '"MAP(VARCHAR, VARCHAR)"') as labels
-        from _doc
-        """
+    if problem == 1:
+        return ctx.error(
+            f"series {series_no}, point {i}: timestamp {ts:%Y-%m-%dT%H:%M:%SZ} is not after the previous one",
+            column="values",
+            expected="strictly increasing timestamps within a series",
+        )
+    return ctx.error(
+        f"series {series_no}, point {i}: value {text!r} is not a number",
+        column="values",
+        expected='a number as a string, e.g. "37.5"',
     )
-    samples = con.sql("select series_no, ts, value from _points")
-    telemetry.land_series(ctx, series, samples, ordered=True)
-    con.sql("drop table _points")
-    con.sql("drop table _doc")
 
 
 FORMAT = Format(
@@ -119,4 +148,5 @@ FORMAT = Format(
     description="Prometheus /api/v1/query_range JSON (matrix) of DCGM series",
     detect=detect,
     load=load,
+    independent=True,
 )

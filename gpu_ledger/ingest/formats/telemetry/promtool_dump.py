@@ -81,6 +81,7 @@ DUMP = Format(
     description="`promtool tsdb dump` text: {__name__=...} value ms-timestamp",
     detect=detect_dump,
     load=load_dump,
+    independent=True,
 )
 OPENMETRICS = Format(
     name="promtool_dump_openmetrics",
@@ -88,5 +89,6 @@ OPENMETRICS = Format(
     description="`promtool tsdb dump-openmetrics` (OpenMetrics with seconds timestamps, ends # EOF)",
     detect=detect_openmetrics,
     load=load_openmetrics,
+    independent=True,
 )
 FORMATS = (DUMP, OPENMETRICS)
