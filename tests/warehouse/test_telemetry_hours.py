@@ -250,7 +250,14 @@ TELEMETRY_TABLES = {
         "hour_start",
         "low_piece_started_at",
     ],
-    "intermediate.int_telemetry__unit_samples": ["gpu_uuid", "mig_instance_id", "consumer", "sampled_at"],
+    "intermediate.int_workloads__dcgm_gpu_consumers": [
+        "gpu_uuid",
+        "mig_instance_id",
+        "pod_namespace",
+        "pod_name",
+        "pod_uid",
+        "hpc_job_id",
+    ],
     "intermediate.int_telemetry__consumer_hours": ["gpu_uuid", "mig_instance_id", "hour_start", "consumer"],
     "intermediate.int_idle__gpu_low_runs": ["gpu_uuid", "started_at"],
 }

@@ -14,9 +14,13 @@ held as (
     select * from {{ ref('int_workloads__job_gpu_hours_held') }}
 ),
 
--- the intervals themselves, for the few job-hours measured sample by sample (below)
-intervals as (
-    select * from {{ ref('int_workloads__job_gpu_intervals') }}
+job_hour_consumers as (
+    select * from {{ ref('int_attribution__job_hour_consumers') }}
+),
+
+-- the few job-hours whose consumer names several attempts, measured sample by sample
+sampled_job_usage as (
+    select * from {{ ref('int_attribution__sampled_job_usage') }}
 ),
 
 gpu_hours as (
@@ -25,10 +29,6 @@ gpu_hours as (
 
 consumer_hours as (
     select * from {{ ref('int_telemetry__consumer_hours') }}
-),
-
-unit_samples as (
-    select * from {{ ref('int_telemetry__unit_samples') }}
 ),
 
 jobs as (
@@ -46,117 +46,47 @@ demand as (
 ),
 
 -- a job's measured use of its GPU (slice) in the hour, from the DCGM series that name it
-job_consumers as (
-    select
-        job_key,
-        case
-            when scheduler = 'kubernetes' then 'pod:' || namespace || '/' || name
-            else 'hpc_job:' || job_id
-        end as consumer_prefix
-    from jobs
-),
-
--- a consumer key that names several of the GPU-hour's attempts (a Slurm job requeued onto the
--- same GPU keeps its hpc_job label) is ambiguous: those attempts are measured on the samples
--- inside their own intervals instead of the consumer's hour
-held_consumers as (
-    select
-        held.job_key,
-        held.gpu_id,
-        held.mig_instance_id,
-        held.hour_start,
-        job_consumers.consumer_prefix,
-        count(*) over (
-            partition by held.gpu_id, held.mig_instance_id, held.hour_start, job_consumers.consumer_prefix
-        ) > 1 as is_shared
-    from held
-    inner join job_consumers
-        on held.job_key = job_consumers.job_key
-),
-
 hourly_usage as (
     select
-        held_consumers.job_key,
-        held_consumers.gpu_id,
-        held_consumers.mig_instance_id,
-        held_consumers.hour_start,
+        job_hour_consumers.job_key,
+        job_hour_consumers.gpu_id,
+        job_hour_consumers.mig_instance_id,
+        job_hour_consumers.hour_start,
         sum(consumer_hours.busy_gpu_hours) as busy_gpu_hours,
         sum(consumer_hours.util_pct_sum) as util_pct_sum,
         sum(consumer_hours.util_samples) as util_samples,
         max(consumer_hours.max_fb_used_mib) as max_fb_used_mib
-    from held_consumers
+    from job_hour_consumers
     inner join consumer_hours
         on
-            held_consumers.gpu_id = consumer_hours.gpu_uuid
-            and held_consumers.hour_start = consumer_hours.hour_start
-            and held_consumers.mig_instance_id is not distinct from consumer_hours.mig_instance_id
+            job_hour_consumers.gpu_id = consumer_hours.gpu_uuid
+            and job_hour_consumers.hour_start = consumer_hours.hour_start
+            and job_hour_consumers.mig_instance_id is not distinct from consumer_hours.mig_instance_id
             and (
-                consumer_hours.consumer = held_consumers.consumer_prefix
-                or consumer_hours.consumer like held_consumers.consumer_prefix || '/%'
+                consumer_hours.consumer = job_hour_consumers.consumer_prefix
+                or consumer_hours.consumer like job_hour_consumers.consumer_prefix || '/%'
             )
-    where not held_consumers.is_shared
+    where not job_hour_consumers.is_shared
     group by
-        held_consumers.job_key,
-        held_consumers.gpu_id,
-        held_consumers.mig_instance_id,
-        held_consumers.hour_start
-),
-
-shared_intervals as (
-    select
-        held_consumers.job_key,
-        held_consumers.gpu_id,
-        held_consumers.mig_instance_id,
-        held_consumers.hour_start,
-        held_consumers.consumer_prefix,
-        greatest(intervals.started_at, held_consumers.hour_start) as held_from,
-        least(intervals.ended_at, held_consumers.hour_start + interval 1 hour) as held_until
-    from held_consumers
-    inner join intervals
-        on
-            held_consumers.job_key = intervals.job_key
-            and held_consumers.gpu_id = intervals.gpu_uuid
-            and held_consumers.mig_instance_id is not distinct from intervals.mig_instance_id
-            and intervals.started_at < held_consumers.hour_start + interval 1 hour
-            and intervals.ended_at > held_consumers.hour_start
-    where held_consumers.is_shared
-),
-
-sampled_usage as (
-    select
-        shared_intervals.job_key,
-        shared_intervals.gpu_id,
-        shared_intervals.mig_instance_id,
-        shared_intervals.hour_start,
-        sum(
-            unit_samples.unit_util_pct / 100.0 * unit_samples.compute_slices / 7.0
-            * unit_samples.step_seconds / 3600.0
-        ) as busy_gpu_hours,
-        sum(unit_samples.unit_util_pct) as util_pct_sum,
-        count(unit_samples.unit_util_pct) as util_samples,
-        max(unit_samples.fb_used_mib) as max_fb_used_mib
-    from shared_intervals
-    inner join unit_samples
-        on
-            shared_intervals.gpu_id = unit_samples.gpu_uuid
-            and shared_intervals.mig_instance_id is not distinct from unit_samples.mig_instance_id
-            and unit_samples.sampled_at >= shared_intervals.held_from
-            and unit_samples.sampled_at < shared_intervals.held_until
-            and (
-                unit_samples.consumer = shared_intervals.consumer_prefix
-                or unit_samples.consumer like shared_intervals.consumer_prefix || '/%'
-            )
-    group by
-        shared_intervals.job_key,
-        shared_intervals.gpu_id,
-        shared_intervals.mig_instance_id,
-        shared_intervals.hour_start
+        job_hour_consumers.job_key,
+        job_hour_consumers.gpu_id,
+        job_hour_consumers.mig_instance_id,
+        job_hour_consumers.hour_start
 ),
 
 job_usage as (
     select * from hourly_usage
     union all
-    select * from sampled_usage
+    select
+        job_key,
+        gpu_id,
+        mig_instance_id,
+        hour_start,
+        busy_gpu_hours,
+        util_pct_sum,
+        util_samples,
+        max_fb_used_mib
+    from sampled_job_usage
 ),
 
 job_rows as (

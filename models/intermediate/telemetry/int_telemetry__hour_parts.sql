@@ -4,7 +4,8 @@
     slices, consumer-hours, idle runs) is summed from this table, which reads each sample once.
     Three parts, each a grain of its own:
     - consumer: one unit (whole GPU or MIG slice) x one consumer (null: idle) x hour, with the
-      stream's step (int_telemetry__consumer_hours, int_telemetry__unit_samples).
+      stream's step and its first and last sample (int_telemetry__consumer_hours; the label spans
+      of int_workloads__dcgm_gpu_consumers; the steps of int_attribution__sampled_job_usage).
     - slice: one MIG slice x hour, its consumers at one sample time counted once
       (the slice rows of int_telemetry__gpu_hours).
     - gpu: one GPU x hour x low-run piece: the GPU's sample times in the hour, split into the

@@ -3,9 +3,9 @@
     The landed DCGM samples of one stream (a telemetry unit, whole GPU or MIG slice, and one
     consumer) at one sample time, the four metrics side by side, on the integer ids of
     int_telemetry__series. Ephemeral: never stored; the one pass over the samples
-    (int_telemetry__hour_parts), and the copy kept for sample-level readers
-    (int_telemetry__unit_samples), filter it to their window, a filter that reaches the landed
-    samples' scan (on sampled_day, the day partition of the landed files, it skips whole files).
+    (int_telemetry__hour_parts) filters it to its window, and int_attribution__sampled_job_usage to
+    the few days it needs, filters that reach the landed samples' scan (on sampled_day, the day
+    partition of the landed files, they skip whole files).
     A sample landed by two loads collapses into one row (the largest copy is kept; copies are
     equal).
 #}

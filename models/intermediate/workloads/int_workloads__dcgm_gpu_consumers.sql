@@ -9,12 +9,13 @@ with series as (
     select * from {{ ref('stg_dcgm__series') }}
 ),
 
-unit_samples as (
-    select * from {{ ref('int_telemetry__unit_samples') }}
+-- each label set's hours (a stream: one unit x one label set, idle included), from the one pass
+consumer_hours as (
+    select * from {{ ref('int_telemetry__hour_parts') }}
+    where part = 'consumer'
 ),
 
--- the span of each label set's samples, from the deduplicated samples (one row per unit, consumer
--- and time rather than one per metric)
+-- the span of each label set's samples: its first and last sample over its hours
 label_spans as (
     select
         gpu_uuid,
@@ -23,9 +24,9 @@ label_spans as (
         pod_namespace,
         pod_name,
         hpc_job_id,
-        min(sampled_at) as first_sample_at,
-        max(sampled_at) as last_sample_at
-    from unit_samples
+        min(first_sampled_at) as first_sample_at,
+        max(last_sampled_at) as last_sample_at
+    from consumer_hours
     group by gpu_uuid, mig_instance_id, pod_uid, pod_namespace, pod_name, hpc_job_id
 ),
 
