@@ -19,12 +19,12 @@ APP = Path(__file__).resolve().parent / "app" / "streamlit_app.py"
 
 
 def command(address: str, port: int) -> list[str]:
-    """`streamlit run` of the app, headless, on address:port, sending no usage statistics."""
+    """`streamlit run` of the app, headless, on address:port, sending no usage statistics; in a
+    process that loads what the pages need before it listens (gpu_ledger.app.serve)."""
     return [
         sys.executable,
         "-m",
-        "streamlit",
-        "run",
+        "gpu_ledger.app.serve",
         str(APP),
         "--server.headless",
         "true",
