@@ -9,7 +9,9 @@ The promises of CONTRACT §3 live here:
   version; the newest version of a scope replaces the others, an older one arriving late is
   recorded as superseded and lands nothing;
 - all or nothing per file: the load, the replacement and the manifest row commit together (the
-  load's Parquet files count from that commit: `ingest.store`);
+  load's Parquet files count from that commit: `ingest.store`). Files of an independent format
+  (telemetry) are parsed and written ahead of their turn, side by side on every core, but each
+  still commits on its own, in the order given, so the manifest ends as a one-by-one ingest leaves it;
 - bad input: an `IngestError` naming file, line, column and expectation; the batch goes on. That
   includes what is not a readable file at all: a file or folder this user may not read, a dangling
   link, a socket or device, a file that vanished. A rejection repeated on unchanged input is reported
