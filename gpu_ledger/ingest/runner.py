@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
 import os
 import shutil
 import stat
 import sys
 import tempfile
+import time
 import uuid
 import zlib
 from collections.abc import Iterable, Iterator
@@ -46,6 +48,8 @@ STDIN = Path("-")
 # a folder holding a file of this name is not an input (e.g. the simulator's ground truth); ingest skips it
 IGNORE_MARKER = ".gpu-ledger-ignore"
 READABLE = "a file or folder this user may read"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -211,9 +215,23 @@ def ingest(
         total = sum(_size(s) for s in sources)
         with tqdm(total=total, unit="B", unit_scale=True, desc="ingest", disable=not progress) as bar:
             for source in sources:
-                outcomes.append(ingest_file(source, store, forced, options or Options()))
+                began = time.monotonic()
+                outcome = ingest_file(source, store, forced, options or Options())
+                outcomes.append(outcome)
                 bar.update(_size(source))
+                _log(outcome, time.monotonic() - began)
     return outcomes
+
+
+def _log(outcome: Outcome, seconds: float) -> None:
+    if outcome.status == "rejected":
+        logger.info("rejected %s", outcome.error)
+        return
+    kind = f" as {outcome.format}" if outcome.format else ""
+    rows = f", {outcome.rows:,} rows" if outcome.status == "loaded" else ""
+    logger.info("%s %s%s%s in %.2f s", outcome.status, outcome.path, kind, rows, seconds)
+    for path in outcome.replaced:
+        logger.info("  replacing the earlier load of %s", path)
 
 
 def ingest_file(source: Source, store: RawStore, forced: Format | None, options: Options) -> Outcome:
