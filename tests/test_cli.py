@@ -207,8 +207,10 @@ def test_the_demo_checks_its_port_before_any_work(tmp_path: Path):
     assert f"port {port} on 127.0.0.1 is not available" in line and "make demo PORT=" in line
     assert not (tmp_path / "home" / "simulated").exists()
     # make demo passes PORT on
-    dry = subprocess.run(["make", "-n", "demo", "PORT=8502"], cwd=REPO, capture_output=True, text=True)
-    assert dry.stdout.splitlines()[-1].endswith("gpu-ledger demo --port 8502"), dry.stdout
+    dry = subprocess.run(
+        ["make", "--no-print-directory", "-n", "demo", "PORT=8502"], cwd=REPO, capture_output=True, text=True
+    )
+    assert any(line.endswith("gpu-ledger demo --port 8502") for line in dry.stdout.splitlines()), dry.stdout
 
 
 def test_app_checks_its_port_first(tmp_path: Path):
