@@ -58,6 +58,7 @@ class BuildProgress:
                 TextColumn,
                 TimeElapsedColumn,
             )
+            from rich.table import Column
 
             self._live = Progress(
                 SpinnerColumn(),
@@ -65,7 +66,11 @@ class BuildProgress:
                 BarColumn(bar_width=24),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                TextColumn("{task.fields[current]}", style="dim"),
+                TextColumn(
+                    "{task.fields[current]}",
+                    style="dim",
+                    table_column=Column(no_wrap=True, overflow="ellipsis"),
+                ),
                 console=Console(file=sys.stderr),
                 transient=True,
             )
@@ -119,7 +124,10 @@ class BuildProgress:
         if self._live is None:
             return
         current = ", ".join(list(self.running.values())[:2]) or ("finishing" if self.total else "starting")
-        self._live.update(self._task, total=self.total, completed=self.done, current=current[:60])
+        room = max(10, self._live.console.width - 52)  # what the spinner, bar, counts and time leave
+        if len(current) > room:
+            current = current[: room - 1] + "…"
+        self._live.update(self._task, total=self.total, completed=self.done, current=current)
 
     # ------------------------------------------------------------------ the summary
     @property
