@@ -10,8 +10,13 @@ STAMP := $(VENV)/.installed
 FOCUS_VENV := .venv-focus
 FOCUS_STAMP := $(FOCUS_VENV)/.installed
 FOCUS_VALIDATOR := focus-validator==2.2.1 "pyarrow<22"
+# The package supports Python 3.11 to 3.13; make test also runs a smoke subset (the command line's tests,
+# among them a tiny simulate -> ingest -> build, and the SQL output's) on the newest of 3.13 and 3.12 found.
+NEWEST_VENV := .venv-newest
+NEWEST_STAMP := $(NEWEST_VENV)/.installed
+NEWEST_SMOKE := tests/test_cli.py tests/test_sql.py
 
-.PHONY: setup system-deps focus-validator demo test torture lint benchmark clean
+.PHONY: setup system-deps focus-validator newest-python demo test torture lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,8 +42,25 @@ focus-validator:
 		$(FOCUS_VENV)/bin/pip install --quiet $(FOCUS_VALIDATOR) && touch $(FOCUS_STAMP); \
 	fi
 
+# newest-python: the first of NEWEST_PYTHON, python3.13, python3.12 and pyenv's 3.13 / 3.12 that runs; none: a skip.
+newest-python:
+	@py=$$(for c in $(NEWEST_PYTHON) python3.13 python3.12 \
+		$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[23].*/bin/python 2>/dev/null | sort -rV); do \
+		$$c -c 'import sys; sys.exit(not (3, 12) <= sys.version_info < (3, 14))' 2>/dev/null && { echo $$c; break; }; \
+	done); \
+	if [ -z "$$py" ]; then \
+		echo "newest-python: skipped: no Python 3.12 or 3.13 found (set NEWEST_PYTHON=/path/to/python3.13)"; \
+	else \
+		{ test -f $(NEWEST_STAMP) && test $(NEWEST_STAMP) -nt pyproject.toml || { \
+			$$py -m venv --clear $(NEWEST_VENV) && $(NEWEST_VENV)/bin/pip install --quiet --upgrade pip && \
+			$(NEWEST_VENV)/bin/pip install --quiet -e ".[dev]" && touch $(NEWEST_STAMP); }; } && \
+		echo "newest-python: $$($(NEWEST_VENV)/bin/python --version): $(NEWEST_SMOKE)" && \
+		$(NEWEST_VENV)/bin/pytest -q -p no:cacheprovider $(NEWEST_SMOKE); \
+	fi
+
+# make demo PORT=8502 serves the app on another port (checked before anything else runs)
 demo: setup
-	$(BIN)/gpu-ledger demo
+	$(BIN)/gpu-ledger demo$(if $(PORT), --port $(PORT))
 
 system-deps:
 	bash scripts/system-deps.sh
@@ -48,6 +70,7 @@ lint: setup
 
 test: lint system-deps focus-validator
 	$(BIN)/pytest
+	$(MAKE) --no-print-directory newest-python
 
 # The reliability suite's long version: the trial counts the README's Reliability section reports.
 torture: setup
@@ -57,4 +80,4 @@ benchmark: setup
 	$(BIN)/python -m benchmarks.ladder $(LADDER)
 
 clean:
-	rm -rf $(VENV) $(FOCUS_VENV) .gpu-ledger .pytest_cache
+	rm -rf $(VENV) $(FOCUS_VENV) $(NEWEST_VENV) .gpu-ledger .pytest_cache

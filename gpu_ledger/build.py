@@ -20,18 +20,26 @@ dbt arguments (vars included) and the dbt, adapter and DuckDB versions. A passin
 fingerprint in `<home>/warehouse.json` after it publishes, with the published file's identity, so a
 warehouse replaced by anything else is rebuilt. `--full-refresh` always builds.
 
-dbt runs tethered (`gpu_ledger.tether`): killing the build, even with kill -9, kills dbt with it.
+dbt runs in a child process of its own (`gpu_ledger.dbt_runner`), tethered (`gpu_ledger.tether`):
+killing the build, even with kill -9, kills dbt with it. The child streams dbt's events back, which
+the command line draws as progress.
+
+`select` and `exclude` are dbt's node selection. A selected build starts, as every build does, from
+the last passing build's working file, which holds every model it built: the nodes selected are
+rebuilt over that state and the rest are kept as they were, so the file published afterwards is a
+whole warehouse (every mart this run built is checked to be in it, the others are there from before).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import secrets
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -40,6 +48,7 @@ from pathlib import Path
 import duckdb
 import yaml
 
+from gpu_ledger import dbt_runner
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.store import RawStore
 from gpu_ledger.lock import alive, home_lock
@@ -62,6 +71,8 @@ VERSIONED = ("dbt-core", "dbt-adapters", "dbt-duckdb", "duckdb")
 # the landed store's bookkeeping that models read; the landed data changes only with the manifest
 LANDED_INPUTS = ("raw.ingest_manifest", "raw.validation_results")
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass
 class BuildResult:
@@ -83,9 +94,14 @@ def build(
     full_refresh: bool = False,
     dbt_vars: str | None = None,
     wait: float | None = None,
+    select: list[str] | None = None,
+    exclude: list[str] | None = None,
+    on_event: Callable[[dbt_runner.Event], None] | None = None,
 ) -> BuildResult:
     """Build and publish under the home's lock, unless the published warehouse was built from the same
-    inputs; `dbt_vars` is dbt's --vars (YAML); `wait` seconds to queue behind another writer.
+    inputs; `dbt_vars` is dbt's --vars (YAML); `wait` seconds to queue behind another writer;
+    `select`/`exclude` dbt's node selection; `on_event` is called with each of dbt's progress events
+    (`gpu_ledger.dbt_runner`).
 
     Raises `gpu_ledger.lock.HomeBusy` when another writer holds the home (beyond `wait`).
     """
@@ -93,6 +109,9 @@ def build(
     arguments = ["build", "--exclude-resource-type", "unit_test"]
     if dbt_vars is not None:
         arguments += ["--vars", dbt_vars]
+    for option, values in (("--select", select), ("--exclude", exclude)):
+        if values:
+            arguments += [option, *values]
     with home_lock(home.root, "build", wait=wait):
         with RawStore(home.raw_db) as store:  # an empty landed store still builds: every source is absent
             inputs = fingerprint(store.con, project_dir, arguments)
@@ -103,7 +122,7 @@ def build(
         private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
         private.mkdir(parents=True)
         try:
-            result = _build_in(home, private, project_dir, arguments, full_refresh)
+            result = _build_in(home, private, project_dir, arguments, full_refresh, on_event)
         finally:
             shutil.rmtree(private, ignore_errors=True)
         if result.success:
@@ -112,7 +131,12 @@ def build(
 
 
 def _build_in(
-    home: Home, private: Path, project_dir: Path, arguments: list[str], full_refresh: bool
+    home: Home,
+    private: Path,
+    project_dir: Path,
+    arguments: list[str],
+    full_refresh: bool,
+    on_event: Callable[[dbt_runner.Event], None] | None = None,
 ) -> BuildResult:
     state = home.root / "work.duckdb"
     work = private / "work.duckdb"  # the same file name as the state keeps dbt's catalog name "work"
@@ -123,7 +147,7 @@ def _build_in(
     logs = home.root / "dbt"
     if full_refresh:
         arguments = [*arguments, "--full-refresh"]
-    done = run_dbt(home, work, logs, project_dir, arguments)
+    done = run_dbt(home, work, logs, project_dir, arguments, on_event)
     log = logs / "logs" / "dbt.log"
     if done.returncode != 0:
         return BuildResult(False, None, log, done.stdout + done.stderr)
@@ -137,17 +161,24 @@ def _build_in(
 
 
 def run_dbt(
-    home: Home, database: Path, logs: Path, project_dir: Path, arguments: list[str]
+    home: Home,
+    database: Path,
+    logs: Path,
+    project_dir: Path,
+    arguments: list[str],
+    on_event: Callable[[dbt_runner.Event], None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run a dbt command (`arguments`, e.g. ["build", ...]) on `database`, reading the home's landed store;
-    target/ and logs/ go under `logs`.
+    target/ and logs/ go under `logs`; `on_event` gets dbt's progress events as they come. Returns dbt's
+    exit status and, as `stdout`, what it printed.
 
     dbt runs in the database's folder and names it by its file name alone: the connection, which dbt
     hashes to decide whether it may reuse the parse it saved in target/, is then the same for every
     build of a home, though each works in a folder of its own, and a build parses only what changed.
     """
     command, env = _dbt(home, database.name, logs, project_dir, arguments)
-    return subprocess.run(tethered(command), capture_output=True, text=True, env=env, cwd=database.parent)
+    logger.info("dbt %s in %s", " ".join(arguments), database.parent)
+    return dbt_runner.run(command, env=env, cwd=database.parent, on_event=on_event)
 
 
 def parse_ahead(home: Home, project_dir: Path = PROJECT_DIR) -> subprocess.Popen[bytes]:
@@ -160,14 +191,18 @@ def parse_ahead(home: Home, project_dir: Path = PROJECT_DIR) -> subprocess.Popen
     home.root.mkdir(parents=True, exist_ok=True)
     command, env = _dbt(home, "work.duckdb", home.root / "dbt", project_dir, ["parse"])
     return subprocess.Popen(
-        tethered(command), env=env, cwd=home.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        tethered(dbt_runner.command(command)),
+        env=env,
+        cwd=home.root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
 def _dbt(
     home: Home, database: str, logs: Path, project_dir: Path, arguments: list[str]
 ) -> tuple[list[str], dict[str, str]]:
-    """A dbt command line and its environment; `database` is relative to the folder dbt runs in."""
+    """dbt's arguments and environment; `database` is relative to the folder dbt runs in."""
     env = {
         **os.environ,
         "GPU_LEDGER_BUILD_DB": database,
@@ -175,7 +210,6 @@ def _dbt(
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
     command = [
-        str(Path(sys.executable).with_name("dbt")),
         *arguments,
         "--project-dir",
         str(project_dir.resolve()),

@@ -3,9 +3,9 @@
 The mart already holds FOCUS 1.2 columns (exact names, allowed values, null rules) plus `x_`
 extensions; this module only serialises it, reading the published warehouse read-only. The format
 follows the output file's suffix: `.parquet` keeps the column types (DECIMAL, TIMESTAMP WITH TIME
-ZONE in UTC, Tags as JSON text); anything else (`.csv`, `.csv.gz`) writes CSV with a header,
+ZONE in UTC, Tags as JSON text); `.csv` or `.csv.gz` writes CSV with a header,
 ISO 8601 UTC timestamps ending in `Z`, decimals as plain numbers, nulls as empty fields, and Tags and
-SkuPriceDetails as JSON objects.
+SkuPriceDetails as JSON objects. Any other suffix is refused before anything is read or written.
 
 The FinOps Foundation's focus-validator 2.2.1 (FOCUS 1.2 rules) accepts the export: no rule is broken
 on the simulated fleet's nor on the real FOCUS 1.0 sample's (tests/warehouse/test_focus_validator.py).
@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 
 MART = "marts.fct_billing_focus"
+SUFFIXES = (".csv", ".csv.gz", ".parquet")
 
 
 class ExportError(Exception):
@@ -52,6 +53,8 @@ def _select(con: duckdb.DuckDBPyConnection, *, text_timestamps: bool) -> str:
 def export_focus(warehouse: Path, out: Path) -> int:
     """Write fct_billing_focus to `out` (CSV or Parquet by suffix); returns the rows written."""
     warehouse, out = Path(warehouse), Path(out)
+    if not out.name.lower().endswith(SUFFIXES):
+        raise ExportError(f"cannot write {out.name}: name the file .csv, .csv.gz (CSV) or .parquet (Parquet)")
     if not warehouse.is_file():
         raise ExportError(f"no warehouse at {warehouse}: run `gpu-ledger build` first")
     parquet = out.suffix.lower() == ".parquet"

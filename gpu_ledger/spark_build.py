@@ -20,12 +20,13 @@ import os
 import secrets
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 import yaml
 
+from gpu_ledger import dbt_runner
 from gpu_ledger.build import (
     MARTS,
     PROJECT_DIR,
@@ -38,7 +39,6 @@ from gpu_ledger.build import (
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.store import RawStore
 from gpu_ledger.lock import home_lock
-from gpu_ledger.tether import tethered
 
 JAVA_17 = Path("/usr/lib/jvm/java-17-openjdk-amd64")  # Debian's openjdk-17-jre-headless (make system-deps)
 
@@ -78,8 +78,10 @@ def build(
     full_refresh: bool = False,
     dbt_vars: str | None = None,
     wait: float | None = None,
+    on_event: Callable[[dbt_runner.Event], None] | None = None,
 ) -> BuildResult:
-    """Build on Spark and publish under the home's lock; the arguments are `gpu_ledger.build.build`'s.
+    """Build on Spark and publish under the home's lock; the arguments are `gpu_ledger.build.build`'s
+    (no node selection: a Spark build starts from nothing, so it builds everything).
 
     Every Spark build is a full one, so `full_refresh` changes nothing; `dbt_vars` is dbt's --vars (YAML).
     Raises `SparkUnavailable` when there is no Java, `gpu_ledger.lock.HomeBusy` when another writer
@@ -94,17 +96,24 @@ def build(
         private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
         private.mkdir(parents=True)
         try:
-            return _build_in(home, private, project_dir, java, dbt_vars)
+            return _build_in(home, private, project_dir, java, dbt_vars, on_event)
         finally:
             shutil.rmtree(private, ignore_errors=True)
 
 
-def _build_in(home: Home, private: Path, project_dir: Path, java: Path, dbt_vars: str | None) -> BuildResult:
+def _build_in(
+    home: Home,
+    private: Path,
+    project_dir: Path,
+    java: Path,
+    dbt_vars: str | None,
+    on_event: Callable[[dbt_runner.Event], None] | None = None,
+) -> BuildResult:
     spark = home.root / "spark"
     shutil.rmtree(spark, ignore_errors=True)
     spark.mkdir()
     logs = spark / "dbt"
-    done = run_dbt(home, java, logs, project_dir, dbt_vars)
+    done = run_dbt(home, java, logs, project_dir, dbt_vars, on_event)
     log = logs / "logs" / "dbt.log"
     if done.returncode != 0:
         return BuildResult(False, None, log, done.stdout + done.stderr)
@@ -118,7 +127,12 @@ def _build_in(home: Home, private: Path, project_dir: Path, java: Path, dbt_vars
 
 
 def run_dbt(
-    home: Home, java: Path, logs: Path, project_dir: Path, dbt_vars: str | None
+    home: Home,
+    java: Path,
+    logs: Path,
+    project_dir: Path,
+    dbt_vars: str | None,
+    on_event: Callable[[dbt_runner.Event], None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`dbt build` on the spark target (unit tests excluded, as the DuckDB build does), with the landed
     tables to register passed as vars beside the user's."""
@@ -134,8 +148,7 @@ def run_dbt(
         "TZ": "UTC",  # PySpark hands timestamps to dbt as naive datetimes in the process's time zone
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
-    command = [
-        str(Path(sys.executable).with_name("dbt")),
+    arguments = [
         "build",
         "--exclude-resource-type",
         "unit_test",
@@ -152,7 +165,7 @@ def run_dbt(
         "--log-path",
         str(logs / "logs"),
     ]
-    return subprocess.run(tethered(command), capture_output=True, text=True, env=env, cwd=home.root)
+    return dbt_runner.run(arguments, env=env, cwd=home.root, on_event=on_event)
 
 
 def publish(spark_warehouse: Path, staged: Path, warehouse: Path, marts: set[str]) -> None:

@@ -1,4 +1,8 @@
-"""SQL a user types (`gpu-ledger sql` and the app's SQL page): one read-only statement, or a refusal.
+"""SQL a user types (`gpu-ledger sql` and the app's SQL page): read-only statements, or a refusal.
+
+The app's SQL page runs one statement at a time (`run`); `gpu-ledger sql` runs a script of several,
+showing each one's result (`run_each`), and refuses the whole script, before running any of it,
+when any statement in it is not a read.
 
 Two walls, one code path for both places. First the text is split and classified by DuckDB's own
 parser, the one that will run it, so no trick of comments, string literals or statement separators
@@ -11,6 +15,8 @@ locked, over a private copy, so a statement wrongly let through still cannot tou
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -26,13 +32,26 @@ class RejectedQuery(ValueError):
     """A query that is refused or fails, with a reason a user can act on."""
 
 
-def check(sql: str) -> duckdb.Statement:
-    """The one read-only statement in `sql`, or RejectedQuery saying why it will not run."""
+@dataclass
+class Result:
+    statement: str  # the statement's text, as the parser split it
+    frame: pl.DataFrame
+    more: bool  # rows beyond the limit were left out
+
+
+def check_all(sql: str) -> list[duckdb.Statement]:
+    """Every statement in `sql`, each a read; else RejectedQuery saying why none will run."""
     statements = _parse(sql)
     if not statements:
         raise RejectedQuery(ASK)
     for statement in statements:
         _refuse_unless_read(statement)
+    return statements
+
+
+def check(sql: str) -> duckdb.Statement:
+    """The one read-only statement in `sql`, or RejectedQuery saying why it will not run."""
+    statements = check_all(sql)
     if len(statements) > 1:
         raise RejectedQuery("Only one statement at a time: remove the ';' between statements.")
     return statements[0]
@@ -40,7 +59,17 @@ def check(sql: str) -> duckdb.Statement:
 
 def run(warehouse: Path, sql: str, *, limit: int | None = None) -> tuple[pl.DataFrame, bool]:
     """Check and run a user's query; returns at most `limit` rows and whether there were more."""
-    statement = check(sql)
+    return _run(warehouse, check(sql), limit)
+
+
+def run_each(warehouse: Path, sql: str, *, limit: int | None = None) -> Iterator[Result]:
+    """Check every statement of a script, then run them in turn, yielding each one's result as it
+    comes (at most `limit` rows each); a statement that fails raises RejectedQuery at its turn."""
+    statements = check_all(sql)  # before the first runs: a script with a write in it runs nothing
+    return (Result(s.query.strip(), *_run(warehouse, s, limit)) for s in statements)
+
+
+def _run(warehouse: Path, statement: duckdb.Statement, limit: int | None) -> tuple[pl.DataFrame, bool]:
     try:
         with snapshot(warehouse).cursor() as cur:
             relation = cur.sql(statement)

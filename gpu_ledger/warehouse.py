@@ -21,8 +21,11 @@ snapshot, while queries already running on the old one finish there.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import struct
+import sys
 import tempfile
 import threading
 import weakref
@@ -103,6 +106,37 @@ def snapshot(warehouse: Path) -> Snapshot:
         while len(_open) > KEPT_HOMES:
             _open.popitem(last=False)
         return found
+
+
+def writer(path: Path) -> str | None:
+    """Who holds the file open for writing (DuckDB takes a POSIX write lock on a database it opens
+    read-write), as "pid N (command)"; None when nobody does, or the file is missing.
+
+    Copying a file another process writes could copy it half-written: readers say so instead. Note
+    that, as with any POSIX lock, closing a descriptor of a file drops the locks this process holds
+    on it; the snapshot's own copy does the same, so this check costs nothing new.
+    """
+    if not sys.platform.startswith("linux"):  # struct flock's layout below is Linux's
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        # struct flock: l_type, l_whence, l_start, l_len, l_pid; asking for a read lock finds a writer's
+        request = struct.pack("hhqqi4x", fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0)
+        kind, _, _, _, pid = struct.unpack("hhqqi4x", fcntl.fcntl(fd, fcntl.F_GETLK, request))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if kind != fcntl.F_WRLCK:
+        return None
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return f"pid {pid}"
+    return f"pid {pid} ({name})"
 
 
 def _missing(path: Path) -> str:

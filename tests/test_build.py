@@ -7,7 +7,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -28,10 +32,13 @@ from gpu_ledger.cli import main
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
 from gpu_ledger.ingest.store import RawStore
+from tests.terminal import at_terminal
+from tests.terminal import gpu_ledger as cli
 
 pytestmark = pytest.mark.slow
 
 ARGUMENTS = ["build", "--exclude-resource-type", "unit_test"]
+SUMMARY = r"dbt build in (?:\d+ min )?\d+ s: "  # how long dbt took, then what it built and tested
 JOBS_CSV = "job_id,scheduler,submitted_at,gpus\nj-1,ray,2026-10-01T00:00:00Z,1\n"
 
 
@@ -63,7 +70,9 @@ def test_an_empty_home_builds_and_publishes_only_tables(tmp_path: Path):
     assert not any(schema == "staging" for schema, _ in tables), "views on the landed store are not published"
 
 
-def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_state(tmp_path: Path):
+def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_state(
+    tmp_path: Path, monkeypatch, capsys
+):
     home = Home(tmp_path / "home")
     assert build(home).success
     before = hashlib.sha256(home.warehouse.read_bytes()).hexdigest()
@@ -78,9 +87,14 @@ def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_
     recorded = (home.root / FINGERPRINT).read_text()
     broken = _project(tmp_path / "project")
     (broken / "tests" / "dbt" / "always_fails.sql").write_text("select 1 as problem\n")
-    result = build(home, project_dir=broken)
-    assert not result.success
-    assert "always_fails" in result.output
+    monkeypatch.setattr(gpu_ledger.build, "build", functools.partial(build, project_dir=broken))
+    assert main(["build", "--home", str(home.root)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert "fail: test always_fails: Got 1 result, configured to fail if != 0" in err, err
+    assert re.fullmatch(
+        r"dbt build in .*: 82 models and 7 seeds built; data tests: \d+ passed, 0 warned, 1 failed", err[-2]
+    )
+    assert err[-1].startswith("gpu-ledger build: failed; the published warehouse is unchanged. Full log: ")
     assert hashlib.sha256(home.warehouse.read_bytes()).hexdigest() == before
     assert (home.root / FINGERPRINT).read_text() == recorded
     # the next build starts from the last passing build's state, and nothing of the failed one is left
@@ -168,3 +182,97 @@ def test_a_new_load_an_edited_project_file_or_other_vars_are_new_inputs(tmp_path
 
     given = _inputs(home, project, [*ARGUMENTS, "--vars", "{idle_threshold_pct: 10}"])
     assert given["arguments"] != _inputs(home, project)["arguments"]
+
+
+def test_the_build_shows_its_progress_and_a_summary_and_a_selected_build_publishes_a_whole_warehouse(
+    tmp_path: Path,
+):
+    """Through the real entry point at a terminal: a live line while dbt runs (nodes done of the total,
+    time), then one summary line; with --select, only the nodes selected are rebuilt, and the warehouse
+    published holds every mart (the rest as the last build left them); --quiet draws no progress."""
+    home = tmp_path / "home"
+    code, screen = at_terminal("build", "--home", str(home), columns=140, timeout_s=900)
+    assert code == 0, screen[-3000:]
+    assert "Nothing landed yet in" in screen  # and it builds empty marts all the same
+    done = [(int(a), int(b)) for a, b in re.findall(r"(\d+)/(\d+)", screen)]
+    assert done and max(total for _, total in done) > 300, screen[-3000:]  # seeds, models, data tests
+    assert len({n for n, _ in done}) > 3, "the progress line did not move"
+    (summary,) = [line for line in screen.splitlines() if line.startswith("dbt build in ")]
+    assert re.fullmatch(
+        SUMMARY + r"82 models and 7 seeds built; data tests: \d+ passed, 0 warned, 0 failed",
+        summary,
+    )
+    assert f"Built and published {home / 'warehouse.duckdb'}" in screen
+    marts = published_marts(home)
+    tables = _tables(home / "warehouse.duckdb")
+
+    code, screen = at_terminal(
+        "build", "--home", str(home), "--select", "dim_gpus", "--quiet", columns=140, timeout_s=900
+    )
+    assert code == 0, screen[-3000:]
+    assert "━" not in screen and not re.search(r"\d+/\d+", screen.split("dbt build in")[0]), (
+        "--quiet drew progress"
+    )
+    assert re.search(SUMMARY + r"1 model built; data tests: \d+ passed, 0 warned, 0 failed", screen)
+    assert published_marts(home) == marts and _tables(home / "warehouse.duckdb") == tables
+    executed = json.loads((home / "dbt" / "target" / "run_results.json").read_text())["results"]
+    assert {r["unique_id"].split(".")[0] for r in executed} == {"model", "test", "operation"}  # a hook
+    assert [r["unique_id"] for r in executed if r["unique_id"].startswith("model.")] == [
+        "model.gpu_ledger.dim_gpus"
+    ]
+
+
+def published_marts(home: Path) -> set[str]:
+    return {name for schema, name in _tables(home / "warehouse.duckdb") if schema == "marts"}
+
+
+def test_a_plain_dbt_build_is_published_by_gpu_ledger_publish(tmp_path: Path):
+    """Working with dbt directly (README): the shipped profile builds <home>/work.duckdb; nothing is
+    published until `gpu-ledger publish`, which checks the run and the file as build does."""
+    home = Home(tmp_path / "home")
+    RawStore(home.raw_db).close()  # an empty landed store for dbt to attach
+    target = tmp_path / "target"
+    env = {**os.environ, "GPU_LEDGER_HOME": str(home.root), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    dbt = [str(Path(sys.executable).with_name("dbt")), "--no-use-colors"]
+    done = subprocess.run(
+        [
+            *dbt,
+            "build",
+            "--exclude-resource-type",
+            "unit_test",
+            "--target-path",
+            str(target),
+            "--log-path",
+            str(tmp_path / "logs"),
+        ],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert (home.root / "work.duckdb").exists() and not home.warehouse.exists()
+
+    published = cli("publish", "--home", str(home.root), "--target-path", str(target))
+    assert published.returncode == 0, published.stderr
+    marts = built_marts(target)
+    assert published.stdout == f"Published {home.warehouse} ({len(marts)} marts checked)\n"
+    tables = _tables(home.warehouse)
+    assert marts <= {name for schema, name in tables if schema == "marts"}
+    assert not any(schema == "staging" for schema, _ in tables)
+    assert "gpu-ledger publish" in (home.root / "logs" / "gpu-ledger.log").read_text()
+
+    # publish checks the run it publishes: the last dbt command must be a build that passed
+    before = home.warehouse.read_bytes()
+    results = target / "run_results.json"
+    run = json.loads(results.read_text())
+    run["args"]["which"] = "generate"
+    results.write_text(json.dumps(run))
+    refused = cli("publish", "--home", str(home.root), "--target-path", str(target))
+    assert refused.returncode == 2 and "was `dbt generate`, not a build" in refused.stderr
+    run["args"]["which"] = "build"
+    run["results"][-1]["status"] = "fail"
+    results.write_text(json.dumps(run))
+    refused = cli("publish", "--home", str(home.root), "--target-path", str(target))
+    assert refused.returncode == 1 and "the last dbt build had 1 failures" in refused.stderr
+    assert home.warehouse.read_bytes() == before

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
 import os
 import shutil
 import stat
@@ -51,6 +52,8 @@ STDIN = Path("-")
 # a folder holding a file of this name is not an input (e.g. the simulator's ground truth); ingest skips it
 IGNORE_MARKER = ".gpu-ledger-ignore"
 READABLE = "a file or folder this user may read"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -232,6 +235,7 @@ def ingest(
                 prepared = ahead.popleft().result()
                 outcomes.append(_settle(store, prepared, options))
                 bar.update(_size(prepared.source))
+                _log(outcomes[-1])
 
             try:
                 for source in sources:
@@ -246,6 +250,17 @@ def ingest(
                 pool.shutdown(wait=True)
                 lanes.close()
     return outcomes
+
+
+def _log(outcome: Outcome) -> None:
+    if outcome.status == "rejected":
+        logger.info("rejected %s", outcome.error)
+        return
+    kind = f" as {outcome.format}" if outcome.format else ""
+    rows = f", {outcome.rows:,} rows" if outcome.status == "loaded" else ""
+    logger.info("%s %s%s%s", outcome.status, outcome.path, kind, rows)
+    for path in outcome.replaced:
+        logger.info("  replacing the earlier load of %s", path)
 
 
 # files parsed and written ahead of their turn: one per core, and as many again waiting to settle

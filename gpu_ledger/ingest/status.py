@@ -1,4 +1,9 @@
-"""`gpu-ledger status`: what is loaded per source group, how fresh it is, and what is missing."""
+"""`gpu-ledger status`: what is loaded per source group, how fresh it is, and what is missing.
+
+Each file counts by its current state, its path's newest manifest entry: a file rejected and later
+fixed and loaded is loaded, no longer rejected; a file whose newest delivery was rejected counts as
+rejected (its earlier load, if any, still counts as loaded, since its rows are still there).
+"""
 
 from __future__ import annotations
 
@@ -29,11 +34,21 @@ class GroupStatus:
     data_to: object | None = None
 
 
+# the manifest's loads, and its rejections that are their path's newest entry
+CURRENT = f"""
+    select * from (
+        select *, row_number() over (partition by path order by loaded_at desc) = 1 as is_newest
+        from {MANIFEST}
+    )
+    where status = 'loaded' or (status = 'rejected' and is_newest)
+"""
+
+
 def status(store: RawStore) -> list[GroupStatus]:
     group_of = {f.name: f.group for f in registry.FORMATS}
     frame = store.con.sql(
         f"""select format, status, count(*) as files, sum(rows) as rows, max(loaded_at) as last_loaded_at
-            from {MANIFEST} group by all"""
+            from ({CURRENT}) group by all"""
     ).pl()
     out = []
     for group in WITHOUT:
@@ -58,3 +73,9 @@ def status(store: RawStore) -> list[GroupStatus]:
             params={"first": days[0], "last": days[-1]},
         ).fetchall()[0]
     return out
+
+
+def unrecognised(store: RawStore) -> int:
+    """Files whose newest delivery was rejected before its format was known (unrecognised, unreadable)."""
+    query = f"select count(*) from ({CURRENT}) where status = 'rejected' and format is null"
+    return store.con.sql(query).fetchall()[0][0]

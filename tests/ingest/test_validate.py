@@ -79,6 +79,21 @@ def test_validate_without_landed_data_says_what_to_do(tmp_path: Path):
     assert "run gpu-ledger ingest first" in result.stderr
 
 
+def test_validate_after_an_ingest_that_landed_nothing_says_so(tmp_path: Path):
+    """Every file rejected: the store exists but holds no rows; nothing 'passes' on 0 rows (issue 14)."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    home = tmp_path / "home"
+    assert _cli("ingest", "--home", str(home), "--quiet", str(bad)).returncode == 1
+    assert (home / "landed.duckdb").exists()
+    result = _cli("validate", "--home", str(home))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"gpu-ledger validate: nothing landed yet in {home}: nothing to validate; run gpu-ledger ingest first"
+    )
+    assert "passed" not in result.stdout
+
+
 def test_validate_runs_again_on_the_same_home_and_keeps_every_run(tmp_path: Path):
     """A second run (after more files landed, or just later) reuses the suites' stored definitions."""
     f = tmp_path / "power.json"
