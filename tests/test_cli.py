@@ -229,7 +229,7 @@ def test_verbose_says_what_each_stage_does_and_writers_log_in_the_home(tmp_path:
     quiet = gpu_ledger("ingest", "--home", str(home), "--quiet", str(jobs))
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
     log = home / "logs" / "gpu-ledger.log"
-    assert f"INFO gpu_ledger.ingest.runner: loaded {jobs} as generic_jobs_csv, 1 rows in" in log.read_text()
+    assert f"INFO gpu_ledger.ingest.runner: loaded {jobs} as generic_jobs_csv, 1 rows" in log.read_text()
 
     jobs.write_text(JOBS_CSV + "j-2,ray,2026-10-01T01:00:00Z,2\n")
     loud = gpu_ledger("--verbose", "ingest", "--home", str(home), str(jobs), "--quiet")
