@@ -23,7 +23,7 @@ def _source(folder: Path) -> Path:
     folder.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, folder / name)
-    shutil.copytree(REPO / "gpu_ledger", folder / "gpu_ledger", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "src", folder / "src", ignore=shutil.ignore_patterns("__pycache__"))
     return folder
 
 
@@ -71,6 +71,9 @@ def test_an_editable_install_prints_no_warning(tmp_path: Path):
     source = _source(tmp_path / "src")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # the pip `make setup` installs with: newer pips show what the build backend says
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True)
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "-e", str(source)],
         capture_output=True,

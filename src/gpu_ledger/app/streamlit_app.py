@@ -1,6 +1,7 @@
 """GPU Ledger's Streamlit app: declares the pages and draws the shared filters.
 
-Run with `GPU_LEDGER_HOME=<home> streamlit run gpu_ledger/app/streamlit_app.py` (what `gpu-ledger app` does).
+Run with `GPU_LEDGER_HOME=<home> streamlit run src/gpu_ledger/app/streamlit_app.py` (what `gpu-ledger
+app` does).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `streamlit run` puts gpu_ledger/app/ on the path, not the repo root
+if str(ROOT) not in sys.path:  # `streamlit run` puts gpu_ledger/app/ on the path, not src/
     sys.path.insert(0, str(ROOT))
 
 from gpu_ledger.app import filters  # noqa: E402

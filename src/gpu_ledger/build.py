@@ -54,7 +54,7 @@ from gpu_ledger.ingest.store import RawStore
 from gpu_ledger.lock import alive, home_lock
 from gpu_ledger.tether import tethered
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
+PROJECT_DIR = Path(__file__).resolve().parents[2]
 MARTS = "marts"
 FINGERPRINT = "warehouse.json"
 # what dbt reads besides the folders dbt_project.yml names (dbt's defaults where it names none)

@@ -1,6 +1,6 @@
 """Shared filters (date range, provider, team, project, workload class) and page helpers.
 
-The filters are drawn in the sidebar by `gpu_ledger/app/streamlit_app.py` before the page runs, on every page,
+The filters are drawn in the sidebar by `streamlit_app.py` before the page runs, on every page,
 with widget keys in `st.session_state`: a choice made on one page carries to every other page for the
 rest of the session. Pages read the current choice with `current()` and turn it into a SQL predicate
 with `Filters.where(...)`, naming which of their columns each filter applies to (a filter a mart has no

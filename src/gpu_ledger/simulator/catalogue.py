@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+SEEDS = Path(__file__).resolve().parents[3] / "seeds"
 
 # A made-up next-generation AWS GPU type, standing in for any family newer than the catalogue: the
 # warehouse recognises it as an accelerator by its `g<digit>` family prefix only. Its facts (one L4-class

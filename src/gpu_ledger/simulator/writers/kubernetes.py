@@ -65,7 +65,7 @@ DRIVER_VERSION = "550.90.07"
 CUDA_RUNTIME = "12.4"
 KUBELET_VERSION = "v1.30.4"
 
-_SEEDS = Path(__file__).resolve().parents[3] / "seeds"
+_SEEDS = Path(__file__).resolve().parents[4] / "seeds"
 
 # what nvidia-smi reports as total memory (MiB) for the catalogue's GPUs; others fall back to GB × 1024
 _GPU_MEMORY_MIB = {
