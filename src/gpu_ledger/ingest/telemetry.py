@@ -64,16 +64,14 @@ EXPORTER_CONTAINERS = ("nvidia-dcgm-exporter", "dcgm-exporter")
 
 
 def _label(column: str, names: tuple[str, ...]) -> str:
+    """The typed column from `present` (the labels without empty values) and the exporter flags of
+    `_series_labels` in land_series."""
     picks = []
     for name in names:
-        value = f"labels['{name}']"
+        value = f"present['{name}']"
         if column in EXPORTER_POD_LABELS and name == column:
-            exporters = ", ".join(f"'{c}'" for c in EXPORTER_CONTAINERS)
-            value = (
-                f"case when map_contains(labels, 'exported_{column}') "
-                f"or labels['container'] in ({exporters}) then null else {value} end"
-            )
-        picks.append(f"nullif({value}, '')")
+            value = f"case when not (has_exported_{column} or is_exporter_container) then {value} end"
+        picks.append(value)
     return f"coalesce({', '.join(picks)})" if len(picks) > 1 else picks[0]
 
 
@@ -102,6 +100,10 @@ def land_series(
     con = ctx.store.con
     metric_case = " ".join(f"when '{old}' then '{new}'" for old, new in OLD_METRIC_NAMES.items())
     typed = ",\n".join(f"{_label(col, names)} as {col}" for col, names in LABEL_COLUMNS.items())
+    exporters = ", ".join(f"'{c}'" for c in EXPORTER_CONTAINERS)
+    exported = ", ".join(
+        f"map_contains(labels, 'exported_{c}') as has_exported_{c}" for c in EXPORTER_POD_LABELS
+    )
     con.sql(f"""
         create or replace temp table _series as
         select
@@ -109,11 +111,19 @@ def land_series(
             cast(md5_number_lower(array_to_string(list_sort(list_transform(
                 map_entries(labels), lambda e: e.key || '=' || e.value)), chr(31))) >> 1 as bigint)
                 as series_id,
-            case labels['__name__'] {metric_case} else labels['__name__'] end as metric,
+            case present['__name__'] {metric_case} else present['__name__'] end as metric,
             {typed},
             labels,
             series_no
-        from series
+        from (
+            -- an empty label value is no value; the flags are read once per series, not per column
+            select
+                *,
+                map_from_entries(list_filter(map_entries(labels), lambda e: e.value <> '')) as present,
+                labels['container'] in ({exporters}) as is_exporter_container,
+                {exported}
+            from series
+        ) as _series_labels
     """)
     if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
         raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")

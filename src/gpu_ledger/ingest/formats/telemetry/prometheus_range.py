@@ -47,47 +47,45 @@ def load(ctx: LoadContext) -> None:
         raise ctx.error(f"Prometheus answered status {status!r}", column="status", expected="success")
     if result_type != "matrix":
         raise ctx.error(f"resultType is {result_type!r}", column="resultType", expected="matrix")
-    # each series' points as two lists of numbers: the checks read the lists, the samples unnest them
+    # each series' points as two lists of numbers, and whether every point is sound: its timestamp a
+    # time later than the previous one (Prometheus returns each series' points in time order;
+    # anything else is a damaged file) and its value a number. The samples unnest the lists.
     con.sql(
-        """
+        f"""
         create or replace temp table _lists as
         with result as (
             select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no from _doc
+        ),
+        parsed as (
+            select
+                series_no,
+                r.metric as metric,
+                list_transform(r."values", lambda v: try_cast(v[1] as double)) as t,
+                list_transform(r."values", lambda v: try_cast(v[2] as double)) as value
+            from result
         )
         select
-            series_no,
-            r.metric as metric,
-            list_transform(r."values", lambda v: try_cast(v[1] as double)) as t,
-            list_transform(r."values", lambda v: try_cast(v[2] as double)) as value
-        from result
+            *,
+            list_bool_and(list_transform(range(1, len(t) + 1), lambda k: coalesce(
+                abs(t[k]) < {telemetry.TIMESTAMP_LIMIT_S}
+                and value[k] is not null
+                and (k = 1 or t[k] > t[k - 1]), false))) is not false as is_sound
+        from parsed
         """
     )
-    # a point is sound when its timestamp is a time, later than the previous one (Prometheus returns
-    # each series' points in time order; anything else is a damaged file), and its value a number
-    damaged = con.sql(
-        f"""
-        select count(*) from _lists
-        where not list_bool_and(list_transform(range(1, len(t) + 1), lambda k: coalesce(
-            abs(t[k]) < {telemetry.TIMESTAMP_LIMIT_S} and value[k] is not null and (k = 1 or t[k] > t[k - 1]),
-            false)))
-        """
-    ).fetchall()[0][0]
-    if damaged:
+    if con.sql("select count(*) from _lists where not is_sound").fetchall()[0][0]:
         raise _first_damaged_point(ctx)
     con.sql("drop table _doc")
-    con.sql(
+    series = con.sql(
+        """select series_no, json_transform(metric, '"MAP(VARCHAR, VARCHAR)"') as labels from _lists"""
+    )
+    samples = con.sql(
         """
-        create or replace temp table _points as
         select series_no, to_timestamp(t) as ts, value
         from (select series_no, unnest(t) as t, unnest(value) as value from _lists)
         """
     )
-    series = con.sql(
-        """select series_no, json_transform(metric, '"MAP(VARCHAR, VARCHAR)"') as labels from _lists"""
-    )
-    samples = con.sql("select series_no, ts, value from _points")
     telemetry.land_series(ctx, series, samples, ordered=True)
-    con.sql("drop table _points")
     con.sql("drop table _lists")
 
 
