@@ -412,7 +412,7 @@ machine_slots as (
 gpu_slots as (
     select
         cast(generated_number - 1 as integer) as gpu_index
-    from ({{ dbt.generate_series(var('inventory_max_gpus_per_machine', 128)) }}) as numbers
+    from ({{ dbt.generate_series(var('inventory_max_gpus_per_machine')) }}) as numbers
 ),
 
 machine_monitored_gpus as (

@@ -16,10 +16,10 @@
     Machines of a move_to_spot pool are left to that recommendation (moving the pool to spot machines
     launched per run removes their idle time too).
 #}
-{%- set min_idle_hours = var('recommendation_terminate_min_idle_hours', 48) %}
-{%- set idle_min_hours = var('idle_min_hours', 2) %}
-{%- set hours_per_month = var('hours_per_month', 730) %}
-{%- set currency = var('reporting_currency', 'USD') %}
+{%- set min_idle_hours = var('recommendation_terminate_min_idle_hours') %}
+{%- set idle_min_hours = var('idle_min_hours') %}
+{%- set hours_per_month = var('hours_per_month') %}
+{%- set currency = var('reporting_currency') %}
 
 with
 

@@ -23,12 +23,12 @@
       Usage already fully covered by commitments has no on-demand hours left, so no extra buy.
     Money is scaled to a month by `hours_per_month` / look-back hours.
 #}
-{%- set commit_percentile = var('recommendation_commitment_percentile', 10) %}
-{%- set default_discount = var('recommendation_default_commitment_discount_pct', 30) %}
-{%- set target_util = var('recommendation_autoscale_target_util_pct', 60) %}
-{%- set min_instances = var('recommendation_autoscale_min_instances', 1) %}
-{%- set hours_per_month = var('hours_per_month', 730) %}
-{%- set currency = var('reporting_currency', 'USD') %}
+{%- set commit_percentile = var('recommendation_commitment_percentile') %}
+{%- set default_discount = var('recommendation_default_commitment_discount_pct') %}
+{%- set target_util = var('recommendation_autoscale_target_util_pct') %}
+{%- set min_instances = var('recommendation_autoscale_min_instances') %}
+{%- set hours_per_month = var('hours_per_month') %}
+{%- set currency = var('reporting_currency') %}
 {%- set pool_keys = ['provider', 'region', 'instance_type', 'team', 'project'] %}
 
 with

@@ -5,7 +5,7 @@
     clipped to the first (a shorter history is used as it is). No GPU-hours at all: no rows, and so no
     recommendations.
 #}
-{%- set lookback_days = var('recommendation_lookback_days', 30) %}
+{%- set lookback_days = var('recommendation_lookback_days') %}
 
 with
 

@@ -7,8 +7,8 @@
     monthly cost are the sums of those attempts'; price_source is bill when every suggested price was
     observed on the bills.
 #}
-{%- set hours_per_month = var('hours_per_month', 730) %}
-{%- set currency = var('reporting_currency', 'USD') %}
+{%- set hours_per_month = var('hours_per_month') %}
+{%- set currency = var('reporting_currency') %}
 
 with
 

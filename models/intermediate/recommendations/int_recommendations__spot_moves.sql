@@ -21,12 +21,12 @@
       (1 + retry overhead) × `hours_per_month` / look-back hours: spot machines launched per run, so
       the time between runs is no longer paid.
 #}
-{%- set min_runs = var('recommendation_spot_min_runs', 2) %}
-{%- set max_p50_pct = var('recommendation_spot_max_p50_to_peak_pct', 50) %}
-{%- set spot_discount = var('recommendation_default_spot_discount_pct', 60) %}
-{%- set default_overhead = var('recommendation_default_spot_retry_overhead_pct', 15) %}
-{%- set hours_per_month = var('hours_per_month', 730) %}
-{%- set currency = var('reporting_currency', 'USD') %}
+{%- set min_runs = var('recommendation_spot_min_runs') %}
+{%- set max_p50_pct = var('recommendation_spot_max_p50_to_peak_pct') %}
+{%- set spot_discount = var('recommendation_default_spot_discount_pct') %}
+{%- set default_overhead = var('recommendation_default_spot_retry_overhead_pct') %}
+{%- set hours_per_month = var('hours_per_month') %}
+{%- set currency = var('reporting_currency') %}
 
 with
 

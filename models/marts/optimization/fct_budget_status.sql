@@ -6,9 +6,9 @@
     the owner on that weekday over the last `budget_forecast_lookback_days` days of data (days with no
     cost count as 0; a weekday not in the window falls back to the mean of all days in it).
 #}
-{%- set lookback = var('budget_forecast_lookback_days', 28) %}
-{%- set at_risk_pct = var('budget_at_risk_pct', 90) %}
-{%- set over_pct = var('budget_over_pct', 100) %}
+{%- set lookback = var('budget_forecast_lookback_days') %}
+{%- set at_risk_pct = var('budget_at_risk_pct') %}
+{%- set over_pct = var('budget_over_pct') %}
 with budgets as (
     select * from {{ ref('budgets') }}
 ),

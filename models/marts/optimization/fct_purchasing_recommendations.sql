@@ -11,7 +11,7 @@
     Training is never recommended for reserved capacity (tests/dbt/assert_training_never_recommended_reserved.sql).
     A recommendation is listed when it saves at least `recommendation_min_monthly_savings` a month.
 #}
-{%- set min_savings = var('recommendation_min_monthly_savings', 10) %}
+{%- set min_savings = var('recommendation_min_monthly_savings') %}
 {%- set rule_models = [
     'int_recommendations__inference_pools',
     'int_recommendations__spot_moves',
@@ -79,7 +79,7 @@ final as (
         project,
         target_instance_type,
         price_source,
-        '{{ var("reporting_currency", "USD") }}' as currency,
+        '{{ var("reporting_currency") }}' as currency,
         -- evidence
         cast(lookback_days as double) as lookback_days,
         cast(p50_gpus as double) as p50_gpus,

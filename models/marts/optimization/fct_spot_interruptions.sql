@@ -5,7 +5,7 @@
     'interrupted' between the warning and `spot_interruption_kill_window_minutes` (default 10) after it.
     GPU-seconds are the killed attempts' held GPU time × share (int_workloads__job_gpu_intervals).
 #}
-{%- set kill_window_minutes = var('spot_interruption_kill_window_minutes', 10) %}
+{%- set kill_window_minutes = var('spot_interruption_kill_window_minutes') %}
 
 with
 

@@ -16,12 +16,12 @@
     a day is only an anomaly if it also stands out, the same way and by both thresholds, against
     the median of those same weekdays: a team's every-Thursday training run is its normal.
 #}
-{%- set baseline_days = var('anomaly_baseline_days', 28) %}
-{%- set min_history_days = var('anomaly_min_history_days', 7) %}
-{%- set z_threshold = var('anomaly_z_threshold', 3.5) %}
-{%- set min_deviation_cost = var('anomaly_min_deviation_cost', 100) %}
-{%- set scale_floor_pct = var('anomaly_scale_floor_pct', 5) %}
-{%- set min_weekday_days = var('anomaly_min_weekday_days', 3) %}
+{%- set baseline_days = var('anomaly_baseline_days') %}
+{%- set min_history_days = var('anomaly_min_history_days') %}
+{%- set z_threshold = var('anomaly_z_threshold') %}
+{%- set min_deviation_cost = var('anomaly_min_deviation_cost') %}
+{%- set scale_floor_pct = var('anomaly_scale_floor_pct') %}
+{%- set min_weekday_days = var('anomaly_min_weekday_days') %}
 
 with owner_daily as (
     select * from {{ ref('fct_cost_by_owner_daily') }}
