@@ -63,7 +63,7 @@ per_machine as (
         count(*) as attempts,
         max(suggested_instance_type) as suggested_instance_type,
         max(suggested_gpu_model) as suggested_gpu_model,
-        {{ all_true('is_price_observed') }} as is_price_observed,
+        not {{ dbt.bool_or('not is_price_observed') }} as is_price_observed,
         max(p95_gpu_util_pct) as p95_gpu_util_pct,
         max(required_memory_gb) as required_memory_gb,
         max(suggested_gpu_hourly_cost) as suggested_gpu_hourly_cost,
