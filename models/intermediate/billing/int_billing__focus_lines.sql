@@ -8,18 +8,13 @@
 -- 2. then the catalogue (seeds/gpu_instance_catalogue) by instance type;
 -- 3. never silence: an instance the bill names that looks like an accelerator (macros/billing/gpu_identity)
 --    but is known to neither is x_IsGpuInstance with x_GpuCount null, gpu_identity_source `unknown`.
+-- The parts are the FOCUS parts of the billing provider registry (dbt_project.yml, billing_focus_parts).
 {%- set columns = focus_columns() %}
-{%- set parts = [
-    'int_billing__aws_focus_lines',
-    'int_billing__azure_focus_lines',
-    'int_billing__gcp_focus_lines',
-    'int_billing__focus_export_lines',
-    'int_billing__onprem_focus_lines',
-] %}
+{%- set parts = billing_focus_parts() %}
 with
 {%- for part in parts %}
-{{ part.replace('int_billing__', '') }} as (
-    select * from {{ ref(part) }}
+{{ part.model.replace('int_billing__', '') }} as (
+    select * from {{ ref(part.model) }}
 ),
 {% endfor %}
 catalogue as (
@@ -37,7 +32,7 @@ unioned as (
         {{ name }},
         {%- endfor %}
         lower(coalesce(SkuMeter, '') || ' ' || coalesce(ChargeDescription, '')) as sku_text
-    from {{ part.replace('int_billing__', '') }}
+    from {{ part.model.replace('int_billing__', '') }}
     {%- if not loop.last %}
     union all
     {%- endif %}

@@ -41,7 +41,7 @@ shares as (
 
 line_hours as (
     select
-        {{ focus_provider('ProviderName', 'x_Source') }} as provider,
+        {{ focus_provider('ProviderName') }} as provider,
         BillingAccountId as billing_account_id,
         SubAccountId as sub_account_id,
         RegionId as region,

@@ -13,7 +13,12 @@ final as (
         loads.load_id,
         loads.sha256,
         -- dimensions
-        coalesce(formats.source_group, 'unknown') as source_group,
+        coalesce(
+            formats.source_group,
+            -- a billing provider's formats are its registry entry's (dbt_project.yml, billing_focus_parts)
+            case when loads.format in ({{ billing_formats_sql() }}) then 'billing' end,
+            'unknown'
+        ) as source_group,
         loads.format,
         loads.file_path,
         loads.status,

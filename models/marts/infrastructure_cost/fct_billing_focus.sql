@@ -94,7 +94,7 @@ conformed as (
         -- provisional invoice id where the bill names none: one per provider, billing account and billing period
         coalesce(
             categorised.InvoiceId,
-            'provisional-' || replace({{ focus_provider('categorised.ProviderName', 'categorised.x_Source') }}, ' ', '-')
+            'provisional-' || replace({{ focus_provider('categorised.ProviderName') }}, ' ', '-')
             || '-' || categorised.BillingAccountId || '-' || {{ month_key('categorised.BillingPeriodStart') }}
         ) as InvoiceId,
         {%- elif name == 'PricingQuantity' %}

@@ -27,8 +27,8 @@ unused_commitments as (
 billed as (
     select
         {{ month_key('ChargePeriodStart') }} as billing_period,
-        {{ focus_provider('ProviderName', 'x_Source') }} as provider,
-        {{ attribution_account_id(focus_provider('ProviderName', 'x_Source'), 'BillingAccountId', 'SubAccountId') }}
+        {{ focus_provider('ProviderName') }} as provider,
+        {{ attribution_account_id(focus_provider('ProviderName'), 'BillingAccountId', 'SubAccountId') }}
             as account_id,
         sum(EffectiveCost) as billed_gpu_cost
     from billing
@@ -38,8 +38,8 @@ billed as (
         and coalesce(CommitmentDiscountStatus, '') != 'Unused'
     group by
         {{ month_key('ChargePeriodStart') }},
-        {{ focus_provider('ProviderName', 'x_Source') }},
-        {{ attribution_account_id(focus_provider('ProviderName', 'x_Source'), 'BillingAccountId', 'SubAccountId') }}
+        {{ focus_provider('ProviderName') }},
+        {{ attribution_account_id(focus_provider('ProviderName'), 'BillingAccountId', 'SubAccountId') }}
 ),
 
 hours as (
