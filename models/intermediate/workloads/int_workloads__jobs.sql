@@ -23,7 +23,7 @@ generic as (
 ),
 
 nodes as (
-    select * from {{ ref('stg_kubernetes_pods__node_capacity') }}
+    select * from {{ ref('stg_kubernetes__nodes') }}
 ),
 
 dcgm_series as (

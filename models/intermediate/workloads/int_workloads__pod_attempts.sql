@@ -14,7 +14,7 @@
     Terminal pods end at their container's finishedAt.
 #}
 with pods as (
-    select * from {{ ref('stg_kubernetes_pods__pods') }}
+    select * from {{ ref('stg_kubernetes__pods') }}
 ),
 
 cluster_snapshots as (

@@ -23,7 +23,7 @@ sacct as (
 ),
 
 pods as (
-    select * from {{ ref('stg_kubernetes_pods__pods') }}
+    select * from {{ ref('stg_kubernetes__pods') }}
 ),
 
 nodes as (

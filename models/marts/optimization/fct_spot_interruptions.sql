@@ -18,7 +18,7 @@ events as (
 ),
 
 nodes as (
-    select * from {{ ref('stg_kubernetes_pods__node_capacity') }}
+    select * from {{ ref('stg_kubernetes__nodes') }}
 ),
 
 jobs as (

@@ -1,5 +1,5 @@
 with source as (
-    select * from {{ source_or_empty('kubernetes_pods', 'k8s_pods') }}
+    select * from {{ source_or_empty('kubernetes', 'k8s_pods') }}
 ),
 
 renamed as (
