@@ -13,8 +13,8 @@
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 instance_hours as (
@@ -82,6 +82,11 @@ totals as (
         max(hour_start) as last_hour_start
     from instance_hours
     group by instance_id
+),
+
+lookback_hours as (
+    select {{ unnest_hour_starts('lookback_start', 'lookback_end') }} as hour_start
+    from lookback
 ),
 
 -- hourly GPUs in use on every hour of the look-back (0 where the machine had no row)

@@ -1,13 +1,9 @@
 -- grain: one row per inference pool (provider, region, instance_type, team, project) to commit or to autoscale
 {#-
     buy_commitment and autoscale, for inference on on-demand cloud machines. Training never gets either:
-    only machines whose jobs were mostly inference (int_recommendations__instances.workload_class)
-    are pooled, by provider, region, instance type and owner; machines a terminate_idle or rightsize
-    recommendation already covers are left out. Only their on-demand (Standard) hours count: hours a
-    commitment already covers or spot prices gain nothing from either move. Per hour of the
-    look-back (0 when the pool had none): on-demand machines and GPUs provisioned, GPUs in use (held
-    by jobs) and busy GPUs (DCGM utilisation); the on-demand price per GPU-hour is the pool's own,
-    as billed.
+    the pools are inference machines, and their hourly on-demand demand is fct_inference_pool_hours'
+    (machines a terminate_idle or rightsize recommendation already covers are left out there); the
+    on-demand price per GPU-hour is the pool's own, as billed.
     - autoscale: the pool does not scale (in at least 90 % of the hours it runs as many on-demand GPUs as
       at its peak, and at least two machines), yet the work varies: each hour it would need
       busy GPUs / (`recommendation_autoscale_target_util_pct` / 100) GPUs, in whole machines, at least
@@ -33,90 +29,25 @@
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
-),
-
-instance_hours as (
-    select * from {{ ref('int_recommendations__instance_hours') }}
-),
-
-instances as (
-    select * from {{ ref('int_recommendations__instances') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 prices as (
     select * from {{ ref('int_recommendations__prices') }}
 ),
 
-idle_machines as (
-    select * from {{ ref('int_recommendations__idle_machines') }}
-),
-
-rightsizing as (
-    select * from {{ ref('int_recommendations__rightsizing') }}
-),
-
-lookback as (
-    select
-        min(lookback_start) as lookback_start,
-        min(lookback_end) as lookback_end,
-        min(lookback_hours) as lookback_hours
-    from lookback_hours
-),
-
-pool_machines as (
-    select *
-    from instances
-    where
-        workload_class = 'inference'
-        and not exists (select 1 from idle_machines where idle_machines.resource_id = instances.instance_id)
-        and not exists (select 1 from rightsizing where rightsizing.resource_id = instances.instance_id)
+dense_hours as (
+    select * from {{ ref('fct_inference_pool_hours') }}
 ),
 
 pools as (
-    select
+    select distinct
         {{ pool_keys | join(', ') }},
-        max(instance_family) as instance_family,
-        max(gpu_model) as gpu_model,
-        max(gpu_count) as gpu_count,
-        sum(committed_gpu_hours) as committed_gpu_hours
-    from pool_machines
-    group by {{ pool_keys | join(', ') }}
-),
-
-pool_hours as (
-    select
-        {% for key in pool_keys %}pool_machines.{{ key }}, {% endfor %}
-        instance_hours.hour_start,
-        sum(instance_hours.provisioned_gpus) as on_demand_gpus,
-        sum(instance_hours.provisioned_gpus / nullif(instance_hours.gpus, 0)) as on_demand_machines,
-        sum(instance_hours.in_use_gpus) as in_use_gpus,
-        sum(instance_hours.busy_gpus) as busy_gpus,
-        sum(instance_hours.effective_cost) as effective_cost
-    from pool_machines
-    inner join instance_hours
-        on pool_machines.instance_id = instance_hours.instance_id
-    where instance_hours.pricing_category = 'Standard'
-    group by {% for key in pool_keys %}pool_machines.{{ key }}, {% endfor %}instance_hours.hour_start
-),
-
-dense_hours as (
-    select
-        {% for key in pool_keys %}pools.{{ key }}, {% endfor %}
-        pools.gpu_count,
-        lookback_hours.hour_start,
-        coalesce(pool_hours.on_demand_gpus, 0) as on_demand_gpus,
-        coalesce(pool_hours.on_demand_machines, 0) as on_demand_machines,
-        coalesce(pool_hours.in_use_gpus, 0) as in_use_gpus,
-        coalesce(pool_hours.busy_gpus, 0) as busy_gpus,
-        coalesce(pool_hours.effective_cost, 0) as effective_cost
-    from pools
-    cross join lookback_hours
-    left join pool_hours
-        on
-            {{ recommendations_pool_join('pools', 'pool_hours') }}
-            and lookback_hours.hour_start = pool_hours.hour_start
+        instance_family,
+        gpu_model,
+        gpu_count
+    from dense_hours
 ),
 
 pool_stats as (

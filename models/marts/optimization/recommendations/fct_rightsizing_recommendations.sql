@@ -12,8 +12,8 @@
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 candidates as (
@@ -26,14 +26,6 @@ instance_jobs as (
 
 instances as (
     select * from {{ ref('int_recommendations__instances') }}
-),
-
-lookback as (
-    select
-        min(lookback_start) as lookback_start,
-        min(lookback_end) as lookback_end,
-        min(lookback_hours) as lookback_hours
-    from lookback_hours
 ),
 
 machine_candidates as (

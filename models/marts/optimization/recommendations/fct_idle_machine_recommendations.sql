@@ -23,8 +23,8 @@
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 instances as (
@@ -36,15 +36,7 @@ idle_periods as (
 ),
 
 spot_moves as (
-    select * from {{ ref('int_recommendations__spot_moves') }}
-),
-
-lookback as (
-    select
-        min(lookback_start) as lookback_start,
-        min(lookback_end) as lookback_end,
-        min(lookback_hours) as lookback_hours
-    from lookback_hours
+    select * from {{ ref('fct_spot_move_recommendations') }}
 ),
 
 -- machines a move_to_spot recommendation covers
