@@ -43,6 +43,7 @@ renamed as (
         deleted_at,
         -- lineage
         _source_file as source_file,
+        _source_row as source_row,
         _load_id as load_id
     from source
 )
