@@ -91,7 +91,7 @@ hourly_usage as (
             and held_consumers.hour_start = consumer_hours.hour_start
             and held_consumers.mig_instance_id is not distinct from consumer_hours.mig_instance_id
             and (
-                consumer_hours.consumer = held_consumers.consumer_prefix
+                held_consumers.consumer_prefix = consumer_hours.consumer
                 or consumer_hours.consumer like held_consumers.consumer_prefix || '/%'
             )
     where not held_consumers.is_shared
@@ -118,7 +118,7 @@ shared_intervals as (
             and held_consumers.gpu_id = intervals.gpu_uuid
             and held_consumers.mig_instance_id is not distinct from intervals.mig_instance_id
             and intervals.started_at < held_consumers.hour_start + interval 1 hour
-            and intervals.ended_at > held_consumers.hour_start
+            and held_consumers.hour_start < intervals.ended_at
     where held_consumers.is_shared
 ),
 
@@ -140,10 +140,10 @@ sampled_usage as (
         on
             shared_intervals.gpu_id = unit_samples.gpu_uuid
             and shared_intervals.mig_instance_id is not distinct from unit_samples.mig_instance_id
-            and unit_samples.sampled_at >= shared_intervals.held_from
-            and unit_samples.sampled_at < shared_intervals.held_until
+            and shared_intervals.held_from <= unit_samples.sampled_at
+            and shared_intervals.held_until > unit_samples.sampled_at
             and (
-                unit_samples.consumer = shared_intervals.consumer_prefix
+                shared_intervals.consumer_prefix = unit_samples.consumer
                 or unit_samples.consumer like shared_intervals.consumer_prefix || '/%'
             )
     group by

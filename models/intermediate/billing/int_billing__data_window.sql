@@ -7,7 +7,9 @@
 with usage_hours as (
     -- every FOCUS part of the registry (dbt_project.yml, billing_focus_parts) but those costed over the window
     {%- for part in billing_focus_parts() if part.usage_window %}
-    select ChargePeriodStart as starts_at, ChargePeriodEnd as ends_at
+    select
+        ChargePeriodStart as starts_at,
+        ChargePeriodEnd as ends_at
     from {{ ref(part.model) }}
     where ChargeCategory = 'Usage'
     {%- if not loop.last %}
@@ -17,14 +19,22 @@ with usage_hours as (
 ),
 
 telemetry as (
-    select first_sampled_at as starts_at, last_sampled_at as ends_at
+    select
+        first_sampled_at as starts_at,
+        last_sampled_at as ends_at
     from {{ ref('int_telemetry__gpu_hours') }}
 ),
 
 instants as (
-    select starts_at, ends_at - interval 1 microsecond as last_at from usage_hours
+    select
+        starts_at,
+        ends_at - interval 1 microsecond as last_at
+    from usage_hours
     union all
-    select starts_at, ends_at from telemetry
+    select
+        starts_at,
+        ends_at
+    from telemetry
 ),
 
 final as (

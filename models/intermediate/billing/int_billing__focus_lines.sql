@@ -26,7 +26,7 @@ aliases as (
 ),
 
 unioned as (
-{%- for part in parts %}
+    {%- for part in parts %}
     select
         {%- for name, kind in columns %}
         {{ name }},
@@ -36,7 +36,7 @@ unioned as (
     {%- if not loop.last %}
     union all
     {%- endif %}
-{%- endfor %}
+    {%- endfor %}
 ),
 
 sku_text_models as (
@@ -50,7 +50,8 @@ sku_text_models as (
             aliases.gpu_model,
             row_number() over (partition by texts.sku_text order by length(aliases.alias) desc) as alias_rank
         from (
-            select distinct sku_text from unioned where {{ accelerator_sku_text('sku_text') }}
+            select distinct sku_text from unioned
+            where {{ accelerator_sku_text('sku_text') }}
         ) as texts
         inner join aliases
             on texts.sku_text like '%' || aliases.alias || '%'
@@ -103,7 +104,7 @@ with_gpus as (
 
 final as (
     select
-    {%- for name, kind in columns %}
+        {%- for name, kind in columns %}
         {%- if kind == 'tags' %}
         {{ as_string_map(name) }} as {{ name }},
         {%- elif kind == 'json' %}
@@ -111,7 +112,7 @@ final as (
         {%- else %}
         cast({{ name }} as {{ focus_type(kind) }}) as {{ name }},
         {%- endif %}
-    {%- endfor %}
+        {%- endfor %}
         gpu_identity_source
     from with_gpus
 )

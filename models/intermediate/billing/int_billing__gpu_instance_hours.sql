@@ -66,7 +66,9 @@ line_hours as (
         x_FacilityCost * hour_share as facility_cost,
         x_StaffCost * hour_share as staff_cost,
         coalesce(
-            {{ map_value('Tags', "'team'") }}, {{ map_value('Tags', "'user_team'") }}, {{ map_value('Tags', "'user:team'") }}
+            {{ map_value('Tags', "'team'") }},
+            {{ map_value('Tags', "'user_team'") }},
+            {{ map_value('Tags', "'user:team'") }}
         ) as tag_team,
         coalesce(
             {{ map_value('Tags', "'project'") }}, {{ map_value('Tags', "'user_project'") }},

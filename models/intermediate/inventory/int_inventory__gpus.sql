@@ -50,8 +50,7 @@ machine_slots as (
 ),
 
 gpu_slots as (
-    select
-        cast(generated_number - 1 as integer) as gpu_index
+    select cast(generated_number - 1 as integer) as gpu_index
     from ({{ dbt.generate_series(var('inventory_max_gpus_per_machine')) }}) as numbers
 ),
 
@@ -66,7 +65,8 @@ machine_monitored_gpus as (
 
 unmonitored as (
     select
-        coalesce(machine_slots.instance_id, machine_slots.host) || ':' || cast(gpu_slots.gpu_index as {{ dbt.type_string() }}) as gpu_id,
+        coalesce(machine_slots.instance_id, machine_slots.host) || ':'
+        || cast(gpu_slots.gpu_index as {{ dbt.type_string() }}) as gpu_id,
         cast(null as {{ dbt.type_string() }}) as gpu_uuid,
         gpu_slots.gpu_index,
         machine_slots.host,
@@ -92,7 +92,7 @@ unmonitored as (
         machine_slots.is_count_unknown
     from machine_slots
     inner join gpu_slots
-        on gpu_slots.gpu_index < machine_slots.slot_count
+        on machine_slots.slot_count > gpu_slots.gpu_index
     left join machine_monitored_gpus
         on machine_slots.instance_id = machine_monitored_gpus.instance_id
     where

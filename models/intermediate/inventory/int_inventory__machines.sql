@@ -145,9 +145,9 @@ billed_only_machines as (
     from billed_instances
     where
         billed_instances.instance_key not in (
-            select lower(instance_id) from cloud_machines
+            select lower(cloud_machines.instance_id) from cloud_machines
             union all
-            select lower(asset_id) from onprem_machines
+            select lower(onprem_machines.asset_id) from onprem_machines
         )
 ),
 

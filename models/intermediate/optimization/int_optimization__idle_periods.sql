@@ -49,6 +49,7 @@ billing_end as (
     where is_billed
     group by provider
 ),
+
 gpu_bills as (
     select
         gpu_id,
@@ -61,6 +62,7 @@ gpu_bills as (
     where is_billed
     group by gpu_id
 ),
+
 gpu_status as (
     select
         gpu_bills.gpu_id,
@@ -84,6 +86,7 @@ job_consumers as (
         end as consumer_prefix
     from jobs
 ),
+
 run_jobs as (
     select
         low_runs.gpu_uuid,
@@ -104,8 +107,8 @@ run_jobs as (
         on
             low_runs.gpu_uuid = intervals.gpu_uuid
             and intervals.mig_instance_id is null
-            and intervals.started_at < low_runs.ended_at
-            and intervals.ended_at > low_runs.started_at
+            and low_runs.ended_at > intervals.started_at
+            and low_runs.started_at < intervals.ended_at
     inner join job_consumers
         on
             intervals.job_key = job_consumers.job_key
@@ -116,6 +119,7 @@ run_jobs as (
             )
     where low_runs.cause = 'job_idle' and not low_runs.is_mig_enabled
 ),
+
 measured as (
     select
         low_runs.gpu_uuid as gpu_id,
@@ -160,9 +164,13 @@ unmonitored as (
         on gpus.gpu_id = gpu_status.gpu_id
     where
         not gpus.is_monitored
-        and not exists (select 1 from intervals where intervals.gpu_uuid = gpus.gpu_id)
+        and not exists (
+            select 1 from intervals
+            where intervals.gpu_uuid = gpus.gpu_id
+        )
         and {{ seconds_between('gpu_status.billed_from', 'gpu_status.billed_until') }} >= {{ min_hours }} * 3600
 ),
+
 final as (
     select * from measured
     union all

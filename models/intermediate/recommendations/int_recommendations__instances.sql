@@ -40,7 +40,7 @@ owner_ranks as (
         instance_id,
         team,
         project,
-        row_number() over (partition by instance_id order by sum(gpu_hours) desc, team, project) as owner_rank
+        row_number() over (partition by instance_id order by sum(gpu_hours) desc, team, project asc) as owner_rank
     from instance_jobs
     where team is not null
     group by instance_id, team, project

@@ -46,6 +46,7 @@ host_gpu_models as (
     where dcgm_series.hostname is not null
     group by 1
 ),
+
 pod_jobs as (
     select
         pods.job_key,
@@ -68,7 +69,8 @@ pod_jobs as (
         case
             when pods.owner_kind in ('PyTorchJob', 'TFJob', 'MPIJob', 'XGBoostJob', 'PaddleJob', 'JAXJob', 'TrainJob')
                 then 'training'
-            when pods.owner_kind = 'Notebook'
+            when
+                pods.owner_kind = 'Notebook'
                 or pods.pod_namespace like '%jupyter%'
                 or pods.pod_name like 'jupyter-%'
                 then 'development'
@@ -107,6 +109,7 @@ pod_jobs as (
     left join host_gpu_models
         on pods.node_name = host_gpu_models.hostname
 ),
+
 slurm_jobs as (
     select
         slurm.job_key,
@@ -127,7 +130,8 @@ slurm_jobs as (
         slurm.label_workload_type,
         slurm.label_environment,
         case
-            when slurm.has_interactive_step
+            when
+                slurm.has_interactive_step
                 or lower(coalesce(slurm.job_name, '')) in ('interactive', 'bash', 'sh', 'zsh', 'jupyter', 'salloc')
                 or lower(coalesce(slurm.partition, '')) like '%interactive%'
                 then 'development'
@@ -152,6 +156,7 @@ slurm_jobs as (
     left join host_gpu_models
         on {{ first_item('slurm.hostnames') }} = host_gpu_models.hostname
 ),
+
 generic_jobs as (
     select
         generic.job_key,
@@ -188,6 +193,7 @@ generic_jobs as (
         generic.ended_at
     from generic
 ),
+
 final as (
     select * from pod_jobs
     union all

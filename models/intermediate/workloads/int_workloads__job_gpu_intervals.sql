@@ -26,7 +26,8 @@ consumers as (
 unlabelled as (
     select holds.*
     from holds
-    where holds.job_key not in (select job_key from labelled_intervals)
+    where
+        holds.job_key not in (select labelled_intervals.job_key from labelled_intervals)
         and holds.gpus_allocated > 0
         and holds.host_count > 0
 ),
@@ -51,10 +52,11 @@ host_dcgm_gpus as (
         consumers.gpu_uuid
     from unlabelled_hosts
     inner join consumers
-        on unlabelled_hosts.hostname = consumers.hostname
-        and consumers.gpu_uuid is not null
-        and (consumers.first_sample_at is null or consumers.first_sample_at < unlabelled_hosts.held_until)
-        and (consumers.last_sample_at is null or consumers.last_sample_at >= unlabelled_hosts.started_at)
+        on
+            unlabelled_hosts.hostname = consumers.hostname
+            and consumers.gpu_uuid is not null
+            and (consumers.first_sample_at is null or unlabelled_hosts.held_until > consumers.first_sample_at)
+            and (consumers.last_sample_at is null or unlabelled_hosts.started_at <= consumers.last_sample_at)
 ),
 
 host_gpu_counts as (
@@ -64,8 +66,9 @@ host_gpu_counts as (
         count(host_dcgm_gpus.gpu_uuid) as dcgm_gpu_count
     from unlabelled_hosts
     left join host_dcgm_gpus
-        on unlabelled_hosts.job_key = host_dcgm_gpus.job_key
-        and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
+        on
+            unlabelled_hosts.job_key = host_dcgm_gpus.job_key
+            and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
     group by 1, 2
 ),
 
@@ -79,11 +82,13 @@ spread_known_gpus as (
         unlabelled_hosts.held_until
     from unlabelled_hosts
     inner join host_gpu_counts
-        on unlabelled_hosts.job_key = host_gpu_counts.job_key
-        and unlabelled_hosts.hostname = host_gpu_counts.hostname
+        on
+            unlabelled_hosts.job_key = host_gpu_counts.job_key
+            and unlabelled_hosts.hostname = host_gpu_counts.hostname
     inner join host_dcgm_gpus
-        on unlabelled_hosts.job_key = host_dcgm_gpus.job_key
-        and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
+        on
+            unlabelled_hosts.job_key = host_dcgm_gpus.job_key
+            and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
     where host_gpu_counts.dcgm_gpu_count > 0
 ),
 
@@ -97,8 +102,9 @@ spread_unknown_hosts as (
         ) as bigint) as assumed_gpu_count
     from unlabelled_hosts
     inner join host_gpu_counts
-        on unlabelled_hosts.job_key = host_gpu_counts.job_key
-        and unlabelled_hosts.hostname = host_gpu_counts.hostname
+        on
+            unlabelled_hosts.job_key = host_gpu_counts.job_key
+            and unlabelled_hosts.hostname = host_gpu_counts.hostname
     where host_gpu_counts.dcgm_gpu_count = 0
 ),
 

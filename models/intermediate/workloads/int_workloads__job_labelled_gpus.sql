@@ -36,8 +36,8 @@ consumers as (
             {{ condition }}
             {%- if label != 'pod_uid' %}
             and (consumers.hostname is null or {{ contains_item('holds.hostnames', 'consumers.hostname') }})
-            and (consumers.first_sample_at is null or consumers.first_sample_at < holds.held_until)
-            and (consumers.last_sample_at is null or consumers.last_sample_at >= holds.started_at)
+            and (consumers.first_sample_at is null or holds.held_until > consumers.first_sample_at)
+            and (consumers.last_sample_at is null or holds.started_at <= consumers.last_sample_at)
             {%- endif %}
 ),
 {% endfor %}

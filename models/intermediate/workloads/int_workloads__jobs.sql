@@ -29,17 +29,21 @@ owners as (
         coalesce(account_map.project, namespace_map.project) as scope_project
     from attempts
     left join org_map as label_project_map
-        on label_project_map.source_type = 'project_label'
-        and attempts.label_project = label_project_map.source_value
+        on
+            label_project_map.source_type = 'project_label'
+            and attempts.label_project = label_project_map.source_value
     left join org_map as wckey_map
-        on wckey_map.source_type = 'project_label'
-        and attempts.wckey = wckey_map.source_value
+        on
+            wckey_map.source_type = 'project_label'
+            and attempts.wckey = wckey_map.source_value
     left join org_map as account_map
-        on account_map.source_type = 'slurm_account'
-        and attempts.slurm_account = account_map.source_value
+        on
+            account_map.source_type = 'slurm_account'
+            and attempts.slurm_account = account_map.source_value
     left join org_map as namespace_map
-        on namespace_map.source_type = 'k8s_namespace'
-        and attempts.namespace = namespace_map.source_value
+        on
+            namespace_map.source_type = 'k8s_namespace'
+            and attempts.namespace = namespace_map.source_value
 ),
 
 owned as (
@@ -104,16 +108,21 @@ costed as (
         end as owner_cost_centre,
         coalesce(
             classified.run_id,
-            case when classified.scheduler = 'slurm' then 'slurm:' || classified.cluster || ':' || classified.job_id end,
+            case
+                when classified.scheduler = 'slurm'
+                    then 'slurm:' || classified.cluster || ':' || classified.job_id
+            end,
             classified.job_key
         ) as resolved_run_key
     from classified
     left join org_map as team_map
-        on team_map.source_type = 'team_label'
-        and classified.owner_team = team_map.source_value
+        on
+            team_map.source_type = 'team_label'
+            and classified.owner_team = team_map.source_value
     left join org_map as project_map
-        on project_map.source_type = 'project_label'
-        and classified.owner_project = project_map.source_value
+        on
+            project_map.source_type = 'project_label'
+            and classified.owner_project = project_map.source_value
 ),
 
 final as (

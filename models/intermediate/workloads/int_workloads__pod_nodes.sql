@@ -19,6 +19,7 @@ reserved_instances as (
     from {{ ref('int_billing__gpu_instance_hours') }}
     where commitment_type = 'Reservation'
 ),
+
 node_incarnations as (
     select
         cluster,
@@ -34,6 +35,7 @@ node_incarnations as (
     from nodes
     group by 1, 2, 3
 ),
+
 pod_node_candidates as (
     select
         pods.job_key,
@@ -55,9 +57,11 @@ pod_node_candidates as (
         ) as incarnation_rank
     from pods
     inner join node_incarnations
-        on pods.cluster = node_incarnations.cluster
-        and pods.node_name = node_incarnations.node_name
+        on
+            pods.cluster = node_incarnations.cluster
+            and pods.node_name = node_incarnations.node_name
 ),
+
 final as (
     select
         -- ids

@@ -28,7 +28,7 @@ final as (
         {{ join_items('loads.landed_tables', "', '") }} as landed_tables,
         -- flags
         loads.status = 'loaded' as is_current,
-        row_number() over (partition by loads.file_path order by loads.loaded_at desc, loads.load_id) = 1
+        row_number() over (partition by loads.file_path order by loads.loaded_at desc, loads.load_id asc) = 1
             as is_latest_for_path,
         -- numerics
         loads.size_bytes,

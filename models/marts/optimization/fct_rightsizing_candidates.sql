@@ -114,7 +114,9 @@ target_instances as (
         on catalogue.provider = observed_rates.provider and catalogue.instance_type = observed_rates.instance_type
     where
         catalogue.gpu_count = 1
-        and catalogue.gpu_model in ({% for t in targets %}'{{ t }}'{% if not loop.last %}, {% endif %}{% endfor %})
+        and catalogue.gpu_model in (
+            '{{ targets | join("', '") }}'
+        )
 ),
 
 suggestions as (
@@ -131,7 +133,7 @@ suggestions as (
             order by
                 (target_instances.provider = inference_on_training_grade.provider) desc,
                 target_instances.gpu_hourly_cost,
-                target_instances.instance_type
+                target_instances.instance_type asc
         ) as preference
     from inference_on_training_grade
     inner join target_instances on inference_on_training_grade.required_memory_gb <= target_instances.memory_gb

@@ -75,11 +75,12 @@ killed as (
     inner join instance_nodes
         on warnings.instance_id = instance_nodes.instance_id
     inner join jobs
-        on jobs.cluster = instance_nodes.cluster
-        and {{ contains_item('jobs.hostnames', 'instance_nodes.node_name') }}
-        and jobs.end_reason = 'interrupted'
-        and jobs.ended_at >= warnings.event_at
-        and jobs.ended_at <= {{ add_seconds('warnings.event_at', kill_window_minutes ~ ' * 60') }}
+        on
+            instance_nodes.cluster = jobs.cluster
+            and {{ contains_item('jobs.hostnames', 'instance_nodes.node_name') }}
+            and jobs.end_reason = 'interrupted'
+            and warnings.event_at <= jobs.ended_at
+            and jobs.ended_at <= {{ add_seconds('warnings.event_at', kill_window_minutes ~ ' * 60') }}
     left join job_gpu_seconds
         on jobs.job_key = job_gpu_seconds.job_key
     left join job_costs

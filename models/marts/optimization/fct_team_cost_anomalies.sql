@@ -66,7 +66,7 @@ team_days as (
         cast(coalesce(team_costs.cost, 0) as double) as cost
     from team_first_days
     inner join days
-        on days.day >= team_first_days.first_day
+        on team_first_days.first_day <= days.day
     left join team_costs
         on team_first_days.team = team_costs.team and days.day = team_costs.day
 ),
@@ -76,12 +76,12 @@ history as (
         target_days.team,
         target_days.day,
         past_days.cost as past_cost,
-        {{ dbt.datediff('past_days.day', 'target_days.day', 'day') }} as days_back
+        {{ dbt.datediff('past_days.day', 'target_days.day', 'day') }} as days_back  -- noqa: LT05
     from team_days as target_days
     inner join team_days as past_days
         on
             target_days.team = past_days.team
-            and {{ dbt.datediff('past_days.day', 'target_days.day', 'day') }} between 1 and {{ baseline_days }}
+            and {{ dbt.datediff('past_days.day', 'target_days.day', 'day') }} between 1 and {{ baseline_days }}  -- noqa: LT05
 ),
 
 baseline as (

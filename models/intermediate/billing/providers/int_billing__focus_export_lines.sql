@@ -114,7 +114,8 @@ final as (
         ListUnitPrice,
         case
             when charge_class is null and charge_category = 'Tax' then null
-            when charge_class is null and charge_category in ('Usage', 'Purchase') then coalesce(pricing_category, 'Other')
+            when charge_class is null and charge_category in ('Usage', 'Purchase')
+                then coalesce(pricing_category, 'Other')
             else pricing_category
         end as PricingCategory,
         coalesce(PricingCurrency, BillingCurrency, 'USD') as PricingCurrency,

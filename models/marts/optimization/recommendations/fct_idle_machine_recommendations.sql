@@ -60,7 +60,10 @@ machine_periods as (
         on idle_periods.instance_id = instances.instance_id
     where
         idle_periods.ended_at > lookback.lookback_start
-        and not exists (select 1 from spot_machines where spot_machines.instance_id = idle_periods.instance_id)
+        and not exists (
+            select 1 from spot_machines
+            where spot_machines.instance_id = idle_periods.instance_id
+        )
 ),
 
 open_idle as (
@@ -144,7 +147,10 @@ shutdown as (
     from instances
     inner join recurring_idle
         on instances.instance_id = recurring_idle.instance_id
-    where not exists (select 1 from terminate where terminate.instance_id = instances.instance_id)
+    where not exists (
+        select 1 from terminate
+        where terminate.instance_id = instances.instance_id
+    )
 ),
 
 candidates as (

@@ -42,8 +42,14 @@ pool_machines as (
     from instances
     where
         workload_class = 'inference'
-        and not exists (select 1 from idle_machines where idle_machines.resource_id = instances.instance_id)
-        and not exists (select 1 from rightsizing where rightsizing.resource_id = instances.instance_id)
+        and not exists (
+            select 1 from idle_machines
+            where idle_machines.resource_id = instances.instance_id
+        )
+        and not exists (
+            select 1 from rightsizing
+            where rightsizing.resource_id = instances.instance_id
+        )
 ),
 
 pools as (
@@ -58,7 +64,8 @@ pools as (
 
 pool_hours as (
     select
-        {% for key in pool_keys %}pool_machines.{{ key }}, {% endfor %}
+        {% for key in pool_keys %}pool_machines.{{ key }},
+        {% endfor %}
         instance_hours.hour_start,
         sum(instance_hours.provisioned_gpus) as on_demand_gpus,
         sum(instance_hours.provisioned_gpus / nullif(instance_hours.gpus, 0)) as on_demand_machines,
@@ -69,12 +76,13 @@ pool_hours as (
     inner join instance_hours
         on pool_machines.instance_id = instance_hours.instance_id
     where instance_hours.pricing_category = 'Standard'
-    group by {% for key in pool_keys %}pool_machines.{{ key }}, {% endfor %}instance_hours.hour_start
+    group by {{ 'pool_machines.' ~ pool_keys | join(', pool_machines.') }}, instance_hours.hour_start
 ),
 
 final as (
     select
-        {% for key in pool_keys %}pools.{{ key }}, {% endfor %}
+        {% for key in pool_keys %}pools.{{ key }},
+        {% endfor %}
         pools.instance_family,
         pools.gpu_model,
         pools.gpu_count,

@@ -123,13 +123,15 @@ autoscale as (
 
 covered as (
     select
-        {% for key in pool_keys %}autoscale.{{ key }}, {% endfor %}
+        {%- for key in pool_keys %}
+        autoscale.{{ key }},
+        {%- endfor %}
         sum(least(dense_hours.on_demand_machines, autoscale.commit_instances)) as covered_machine_hours
     from autoscale
     inner join dense_hours
         on {{ recommendations_pool_join('autoscale', 'dense_hours') }}
     where not autoscale.is_autoscale_candidate and autoscale.commit_instances >= 1
-    group by {% for key in pool_keys %}autoscale.{{ key }}{% if not loop.last %}, {% endif %}{% endfor %}
+    group by {{ 'autoscale.' ~ pool_keys | join(', autoscale.') }}
 ),
 
 commitments as (
@@ -207,18 +209,20 @@ final as (
         cast(projected_monthly_cost as double) as projected_monthly_cost,
         case
             when recommendation_type = 'buy_commitment'
-                then team || '/' || project || ' inference ran at least '
-                || {{ format_number('baseline_gpus', 1) }} || ' on-demand ' || instance_type
-                || ' GPUs in use in {{ 100 - commit_percentile }} % of the hours (median '
-                || {{ format_number('p50_gpus', 1) }} || ', peak '
-                || {{ format_number('peak_gpus', 1) }} || '). Committing to ' || commit_instances
-                || ' machine' || case when commit_instances = 1 then '' else 's' end || ' at a '
-                || {{ format_number('commitment_discount_pct', 0) }} || ' % discount ('
-                || case when price_source = 'bill' then 'as billed for this type' else 'assumed' end
-                || '), the burst above staying on demand, would cost '
-                || {{ format_number('projected_monthly_cost', 0) }} || ' instead of '
-                || {{ format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
-            else team || '/' || project || ' runs '
+                then
+                    team || '/' || project || ' inference ran at least '
+                    || {{ format_number('baseline_gpus', 1) }} || ' on-demand ' || instance_type
+                    || ' GPUs in use in {{ 100 - commit_percentile }} % of the hours (median '
+                    || {{ format_number('p50_gpus', 1) }} || ', peak '
+                    || {{ format_number('peak_gpus', 1) }} || '). Committing to ' || commit_instances
+                    || ' machine' || case when commit_instances = 1 then '' else 's' end || ' at a '
+                    || {{ format_number('commitment_discount_pct', 0) }} || ' % discount ('
+                    || case when price_source = 'bill' then 'as billed for this type' else 'assumed' end
+                    || '), the burst above staying on demand, would cost '
+                    || {{ format_number('projected_monthly_cost', 0) }} || ' instead of '
+                    || {{ format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
+            else
+                team || '/' || project || ' runs '
                 || {{ format_number('peak_on_demand_gpus / gpu_count', 0) }}
                 || ' on-demand ' || instance_type || ' machines around the clock while a median '
                 || {{ format_number('p50_busy_gpus', 1) }} || ' GPUs are busy ('

@@ -31,8 +31,8 @@
 ] %}
 {%- set scope_parts = [] %}
 {%- for column in scope %}
-    {%- if not loop.first %}{% do scope_parts.append("'|'") %}{% endif %}
-    {%- do scope_parts.append("coalesce(" ~ column ~ ", '')") %}
+{%- if not loop.first %}{% do scope_parts.append("'|'") %}{% endif %}
+{%- do scope_parts.append("coalesce(" ~ column ~ ", '')") %}
 {%- endfor %}
 
 with

@@ -36,7 +36,7 @@ machine_candidates as (
         {{ dbt.bool_or('candidates.is_running') }} over (partition by instance_jobs.instance_id) as machine_has_running,
         row_number() over (
             partition by instance_jobs.instance_id
-            order by instance_jobs.started_at desc, candidates.job_key
+            order by instance_jobs.started_at desc, candidates.job_key asc
         ) as recency
     from candidates
     inner join instance_jobs
