@@ -128,7 +128,7 @@ spread_intervals as (
         hostname,
         cast(null as integer) as mig_instance_id,
         cast(null as string) as mig_profile,
-        share,
+        cast(share as double) as share,
         started_at,
         held_until as ended_at,
         'scheduler_spread' as evidence
@@ -146,23 +146,13 @@ final as (
         hostname,
         mig_instance_id,
         mig_profile,
-        cast(share as double) as share,
+        share,
         started_at,
         ended_at,
         evidence
     from labelled_intervals
     union all
-    select
-        job_key,
-        gpu_uuid,
-        hostname,
-        mig_instance_id,
-        mig_profile,
-        cast(share as double) as share,
-        started_at,
-        ended_at,
-        evidence
-    from spread_intervals
+    select * from spread_intervals
 )
 
 select * from final
