@@ -16,7 +16,18 @@ NEWEST_VENV := .venv-newest
 NEWEST_STAMP := $(NEWEST_VENV)/.installed
 NEWEST_SMOKE := tests/test_cli.py tests/test_sql.py
 
-.PHONY: setup system-deps focus-validator newest-python demo test torture lint benchmark clean
+# sqlfluff (with its dbt templater) and dbt-bouncer in a venv of their own: dbt-bouncer pins duckdb < 2, which the
+# project's venv has outgrown, and sqlfluff-templater-dbt pins the sqlfluff release it was made for. The dbt
+# templater compiles the models against a throwaway home (LINT_HOME: an empty landed store; profiles.yml reads
+# GPU_LEDGER_BUILD_DB / GPU_LEDGER_LANDED_DB); dbt-bouncer checks the manifest that compile leaves in target/.
+LINT_VENV := .venv-lint
+LINT_STAMP := $(LINT_VENV)/.installed
+LINT_TOOLS := "sqlfluff==4.4.0" "sqlfluff-templater-dbt==4.4.0" "dbt-core>=1.11,<1.12" "dbt-duckdb>=1.11,<1.12" \
+	"duckdb>=1.4,<2" "dbt-bouncer==4.3.0"
+LINT_HOME := .lint-home
+LINT_ENV := GPU_LEDGER_BUILD_DB=$(CURDIR)/$(LINT_HOME)/work.duckdb GPU_LEDGER_LANDED_DB=$(CURDIR)/$(LINT_HOME)/landed.duckdb
+
+.PHONY: setup system-deps focus-validator newest-python lint-venv demo test torture lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,8 +76,24 @@ demo: setup
 system-deps:
 	bash scripts/system-deps.sh
 
-lint: setup
+$(LINT_STAMP):
+	$(PYTHON) -m venv $(LINT_VENV)
+	$(LINT_VENV)/bin/pip install --quiet --upgrade pip
+	$(LINT_VENV)/bin/pip install --quiet $(LINT_TOOLS)
+	touch $(LINT_STAMP)
+
+lint-venv: $(LINT_STAMP)
+
+# ruff; the FOCUS columns generated from src/gpu_ledger/focus_columns.yml are current; sqlfluff over the models
+# (.sqlfluff, .sqlfluffignore); dbt-bouncer's project rules (dbt-bouncer.yml) over the manifest
+lint: setup lint-venv
 	$(BIN)/ruff check .
+	$(BIN)/python -m gpu_ledger.focus_codegen --check
+	rm -rf $(LINT_HOME) && mkdir -p $(LINT_HOME)
+	$(LINT_VENV)/bin/python -c "import duckdb; duckdb.connect('$(LINT_HOME)/landed.duckdb').close()"
+	$(LINT_ENV) $(LINT_VENV)/bin/dbt parse --quiet --project-dir . --profiles-dir . --target-path target
+	$(LINT_ENV) $(LINT_VENV)/bin/sqlfluff lint models
+	$(LINT_VENV)/bin/dbt-bouncer run --config-file dbt-bouncer.yml
 
 test: lint system-deps focus-validator
 	$(BIN)/pytest
@@ -80,4 +107,4 @@ benchmark: setup
 	$(BIN)/python -m benchmarks.ladder $(LADDER)
 
 clean:
-	rm -rf $(VENV) $(FOCUS_VENV) $(NEWEST_VENV) .gpu-ledger .pytest_cache
+	rm -rf $(VENV) $(FOCUS_VENV) $(NEWEST_VENV) $(LINT_VENV) $(LINT_HOME) .gpu-ledger .pytest_cache

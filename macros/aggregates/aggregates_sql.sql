@@ -2,7 +2,8 @@
     Aggregates that engines spell differently, behind adapter.dispatch: the default spelling is
     DuckDB's, and a project moved to another engine overrides the `<adapter>__` variant of each
     macro here, not the models (CONTRACT §7). Percentiles need none: `percentile_cont(p) within
-    group (order by x)` is read alike; neither does any-true, which is dbt.bool_or.
+    group (order by x)` is read alike; neither do any-true and all-true, which are dbt.bool_or(x) and
+    not dbt.bool_or(not x).
 -#}
 
 {#- An aggregate: `value` at the row where `order_by` is largest; rows where either is null are left
@@ -26,13 +27,4 @@
 {%- endmacro %}
 {% macro spark__value_at_min(value, order_by) -%}
     min_by({{ value }}, case when {{ value }} is not null then {{ order_by }} end)
-{%- endmacro %}
-
-{#- An aggregate (or window function): true when a boolean expression is true on every row, nulls
-    left out (null when all are null); dbt.bool_or's counterpart. -#}
-{% macro all_true(expression) -%}
-    {{ return(adapter.dispatch('all_true', 'gpu_ledger')(expression)) }}
-{%- endmacro %}
-{% macro default__all_true(expression) -%}
-    bool_and({{ expression }})
 {%- endmacro %}

@@ -4,15 +4,10 @@
     project, and for on-prem the site that owns the asset.
 -#}
 {% macro attribution_account_id(provider, billing_account_id, sub_account_id) -%}
-    {{ return(adapter.dispatch('attribution_account_id', 'gpu_ledger')(provider, billing_account_id, sub_account_id)) }}
-{%- endmacro %}
-
-{% macro default__attribution_account_id(provider, billing_account_id, sub_account_id) -%}
     case
         when {{ provider }} = 'onprem' then {{ billing_account_id }}
         when {{ provider }} = 'azure'
-            then coalesce(nullif(regexp_extract({{ sub_account_id }}, '/subscriptions/([^/]+)', 1), ''),
-                          {{ sub_account_id }})
+            then coalesce({{ regexp_group(sub_account_id, '/subscriptions/([^/]+)') }}, {{ sub_account_id }})
         else coalesce({{ sub_account_id }}, {{ billing_account_id }})
     end
 {%- endmacro %}

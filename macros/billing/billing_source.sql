@@ -8,10 +8,6 @@
     to their documented type, so a staging model can name any documented column.
 -#}
 {% macro billing_source(source_name, table_name) -%}
-    {{ return(adapter.dispatch('billing_source', 'gpu_ledger')(source_name, table_name)) }}
-{%- endmacro %}
-
-{% macro default__billing_source(source_name, table_name) -%}
     {%- set relation_sql = source_or_empty(source_name, table_name) -%}
     {%- if not execute -%}
         {{ relation_sql }}

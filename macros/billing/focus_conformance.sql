@@ -1,43 +1,9 @@
 {#-
     FOCUS 1.2 conformance of fct_billing_focus: the spec's closed lists and the mappings that bring
     every provider's values onto them. Checked by the FinOps Foundation's focus-validator
-    (tests/warehouse/test_focus_validator.py).
+    (tests/warehouse/test_focus_validator.py). The closed lists themselves are in src/gpu_ledger/focus_columns.yml
+    (focus_service_subcategories() is generated from it, in focus_columns.sql).
 -#}
-
-{#- FOCUS 1.2 ServiceSubcategory allowed values, per parent ServiceCategory (spec, Appendix: Service Categories). -#}
-{% macro focus_service_subcategories() -%}
-    {{ return({
-        'AI and Machine Learning': ['AI Platforms', 'Bots', 'Generative AI', 'Machine Learning',
-            'Natural Language Processing', 'Other (AI and Machine Learning)'],
-        'Analytics': ['Analytics Platforms', 'Business Intelligence', 'Data Processing', 'Search',
-            'Streaming Analytics', 'Other (Analytics)'],
-        'Business Applications': ['Productivity and Collaboration', 'Other (Business Applications)'],
-        'Compute': ['Containers', 'End User Computing', 'Quantum Compute', 'Serverless Compute', 'Virtual Machines',
-            'Other (Compute)'],
-        'Databases': ['Caching', 'Data Warehouses', 'Ledger Databases', 'NoSQL Databases', 'Relational Databases',
-            'Time Series Databases', 'Other (Databases)'],
-        'Developer Tools': ['Developer Platforms', 'Continuous Integration and Deployment',
-            'Development Environments', 'Source Code Management', 'Quality Assurance', 'Other (Developer Tools)'],
-        'Identity': ['Identity and Access Management', 'Other (Identity)'],
-        'Integration': ['API Management', 'Messaging', 'Workflow Orchestration', 'Other (Integration)'],
-        'Internet of Things': ['IoT Analytics', 'IoT Platforms', 'Other (Internet of Things)'],
-        'Management and Governance': ['Architecture', 'Compliance', 'Cost Management', 'Data Governance',
-            'Disaster Recovery', 'Endpoint Management', 'Observability', 'Support',
-            'Other (Management and Governance)'],
-        'Media': ['Content Creation', 'Gaming', 'Media Streaming', 'Mixed Reality', 'Other (Media)'],
-        'Migration': ['Data Migration', 'Resource Migration', 'Other (Migration)'],
-        'Mobile': ['Other (Mobile)'],
-        'Multicloud': ['Multicloud Integration', 'Other (Multicloud)'],
-        'Networking': ['Application Networking', 'Content Delivery', 'Network Connectivity',
-            'Network Infrastructure', 'Network Routing', 'Network Security', 'Other (Networking)'],
-        'Security': ['Secret Management', 'Security Posture Management', 'Threat Detection and Response',
-            'Other (Security)'],
-        'Storage': ['Backup Storage', 'Block Storage', 'File Storage', 'Object Storage', 'Storage Platforms',
-            'Other (Storage)'],
-        'Web': ['Application Platforms', 'Other (Web)'],
-        'Other': ['Other (Other)'],
-    }) }}
-{%- endmacro %}
 
 {#- true when `subcategory` is an allowed ServiceSubcategory of `category` -#}
 {% macro focus_subcategory_allowed(subcategory, category) -%}
@@ -106,27 +72,6 @@
             then '{{ child }}'
     {%- endfor %}
         else 'Other (' || {{ category }} || ')'
-    end
-{%- endmacro %}
-
-{#-
-    InvoiceIssuerName spelled as the provider's own entity ("Amazon Web Services, Inc." for AWS) becomes
-    the ProviderName spelling: the validator reads a different name as a third party that collects
-    the payment (BilledCost must then be 0). A genuine third party (a reseller) keeps its name.
--#}
-{% macro focus_invoice_issuer(provider_name, invoice_issuer_name) -%}
-    {%- set own_entities = [
-        ('AWS', 'amazon web services%'), ('AWS', 'amazon.com%'), ('AWS', 'aws%'),
-        ('Microsoft', 'microsoft%'), ('Google Cloud', 'google%'), ('Oracle', 'oracle%'),
-    ] -%}
-    case
-        when {{ invoice_issuer_name }} is null then {{ provider_name }}
-        when lower({{ invoice_issuer_name }}) = lower({{ provider_name }}) then {{ provider_name }}
-    {%- for provider, issuer in own_entities %}
-        when {{ provider_name }} = '{{ provider }}' and lower({{ invoice_issuer_name }}) like '{{ issuer }}'
-            then {{ provider_name }}
-    {%- endfor %}
-        else {{ invoice_issuer_name }}
     end
 {%- endmacro %}
 

@@ -16,18 +16,6 @@
     lateral explode({{ list_column }}) as {{ rows_alias }}({{ column_name }})
 {%- endmacro %}
 
-{#- The select-list spelling of unnest_rows (`select t.a, {{ inventory_unnest('t.items', 'item') }} from t`),
-    left for int_inventory__gpus until that model moves to unnest_rows. -#}
-{% macro inventory_unnest(list_column, alias) -%}
-    {{ return(adapter.dispatch('inventory_unnest', 'gpu_ledger')(list_column, alias)) }}
-{%- endmacro %}
-{% macro default__inventory_unnest(list_column, alias) -%}
-    unnest({{ list_column }}) as {{ alias }}
-{%- endmacro %}
-{% macro spark__inventory_unnest(list_column, alias) -%}
-    explode({{ list_column }}) as {{ alias }}
-{%- endmacro %}
-
 {#- The integers 0 .. n-1 as rows, as a from-clause item (n may name a column of the row before it). -#}
 {% macro integer_rows(n, rows_alias, column_name) -%}
     {{ return(adapter.dispatch('integer_rows', 'gpu_ledger')(n, rows_alias, column_name)) }}

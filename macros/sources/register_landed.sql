@@ -17,14 +17,14 @@
 
 {% macro spark__register_landed() -%}
     {%- if execute -%}
-        {%- set landed_dir = var('landed_dir', none) -%}
+        {%- set landed_dir = var('landed_dir') -%}
         {%- if landed_dir is none -%}
             {{ exceptions.raise_compiler_error(
                 "var landed_dir is not set: build with `gpu-ledger build --engine spark`, "
                 ~ "or pass --vars '{landed_dir: <home>/landed, landed_tables: [<table folder>, ...]}'"
             ) }}
         {%- endif -%}
-        {%- set landed_tables = var('landed_tables', []) -%}
+        {%- set landed_tables = var('landed_tables') -%}
         {%- for node in graph.sources.values() if node.identifier in landed_tables -%}
             {%- set relation = api.Relation.create(
                 database=node.database, schema=node.schema, identifier=node.identifier

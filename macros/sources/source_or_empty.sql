@@ -5,10 +5,6 @@
     same shape as a real one.
 -#}
 {% macro source_or_empty(source_name, table_name) -%}
-    {{ return(adapter.dispatch('source_or_empty', 'gpu_ledger')(source_name, table_name)) }}
-{%- endmacro %}
-
-{% macro default__source_or_empty(source_name, table_name) -%}
     {%- set src = source(source_name, table_name) -%}
     {%- if not execute -%}
         {{ src }}

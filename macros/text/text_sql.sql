@@ -39,19 +39,13 @@
 {#- The last segment of a path such as an ARM resource id or projects/p/instances/name (trailing
     slashes ignored); null when there is none. -#}
 {% macro last_path_segment(path) -%}
-    {{ return(adapter.dispatch('last_path_segment', 'gpu_ledger')(path)) }}
-{%- endmacro %}
-{% macro default__last_path_segment(path) -%}
-    nullif(regexp_extract({{ path }}, '([^/]+)/*$', 1), '')
+    {{ regexp_group(path, '([^/]+)/*$') }}
 {%- endmacro %}
 
 {#- The name of the folder that holds a file, `/` or `\` separated (`/x/eks-ml-use1/pods-….json`
     -> `eks-ml-use1`); null for a bare file name. -#}
 {% macro parent_folder(path) -%}
-    {{ return(adapter.dispatch('parent_folder', 'gpu_ledger')(path)) }}
-{%- endmacro %}
-{% macro default__parent_folder(path) -%}
-    nullif(regexp_extract({{ path }}, '([^/\\]+)[/\\][^/\\]+$', 1), '')
+    {{ regexp_group(path, '([^/\\\\]+)[/\\\\][^/\\\\]+$') }}
 {%- endmacro %}
 
 {#- True when a text starts with a prefix (null for null); the prefix is plain text, not a pattern. -#}

@@ -82,17 +82,6 @@
     date_format({{ ts }}, 'yyyy-MM')
 {%- endmacro %}
 
-{#- Hours in the UTC calendar month of an instant (672 to 744). -#}
-{% macro hours_in_month(ts) -%}
-    {{ return(adapter.dispatch('hours_in_month', 'gpu_ledger')(ts)) }}
-{%- endmacro %}
-{% macro default__hours_in_month(ts) -%}
-    (extract(day from last_day(cast(timezone('UTC', {{ ts }}) as date))) * 24)
-{%- endmacro %}
-{% macro spark__hours_in_month(ts) -%}
-    (day(last_day(to_date({{ ts }}))) * 24)
-{%- endmacro %}
-
 {#- An instant as ISO 8601 UTC text to the second (`2024-03-01T13:05:00Z`), as ids and exports
     write it. -#}
 {% macro utc_iso_text(ts) -%}
@@ -125,17 +114,6 @@
 {%- endmacro %}
 {% macro spark__day_of_week(date_expr) -%}
     (dayofweek({{ date_expr }}) - 1)
-{%- endmacro %}
-
-{#- A date plus a whole number of months. -#}
-{% macro add_months(date_expr, months_expr) -%}
-    {{ return(adapter.dispatch('add_months', 'gpu_ledger')(date_expr, months_expr)) }}
-{%- endmacro %}
-{% macro default__add_months(date_expr, months_expr) -%}
-    cast({{ date_expr }} + to_months(cast({{ months_expr }} as integer)) as date)
-{%- endmacro %}
-{% macro spark__add_months(date_expr, months_expr) -%}
-    add_months({{ date_expr }}, cast({{ months_expr }} as integer))
 {%- endmacro %}
 
 {#- Every clock hour start in [start_ts, end_ts) as a list. -#}

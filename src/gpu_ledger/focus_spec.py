@@ -1,89 +1,41 @@
-"""The FOCUS 1.2 columns as the specification names and types them.
+"""The FOCUS columns as the specification names and types them, read from `focus_columns.yml`.
 
-One list for everything that writes or reads FOCUS: the simulator's Azure export, the ingest loader and
-the FOCUS export of `fct_billing_focus`.
+That file is the one list of FOCUS columns: this module, the dbt macro `focus_columns()`, the columns' doc
+blocks and the FOCUS columns in the models' YAML all come from it (`python -m gpu_ledger.focus_codegen`
+writes the dbt ones; tests/test_focus_codegen.py fails while they differ). Everything that writes or reads
+FOCUS in Python uses the names below: the simulator's Azure export, the ingest loaders and the FOCUS export
+of `fct_billing_focus`.
 """
 
-# date/time columns (ISO 8601, UTC)
-TIMESTAMPS = (
-    "BillingPeriodStart",
-    "BillingPeriodEnd",
-    "ChargePeriodStart",
-    "ChargePeriodEnd",
-)
-# decimal columns: costs, prices and quantities
-NUMBERS = (
-    "BilledCost",
-    "EffectiveCost",
-    "ListCost",
-    "ContractedCost",
-    "ListUnitPrice",
-    "ContractedUnitPrice",
-    "PricingQuantity",
-    "ConsumedQuantity",
-    "CommitmentDiscountQuantity",
-    "PricingCurrencyContractedUnitPrice",
-    "PricingCurrencyEffectiveCost",
-    "PricingCurrencyListUnitPrice",
-)
-# a JSON object of key-value pairs
-KEY_VALUES = ("Tags",)
-# everything else is a string
-STRINGS = (
-    "AvailabilityZone",
-    "BillingAccountId",
-    "BillingAccountName",
-    "BillingAccountType",
-    "BillingCurrency",
-    "CapacityReservationId",
-    "CapacityReservationStatus",
-    "ChargeCategory",
-    "ChargeClass",
-    "ChargeDescription",
-    "ChargeFrequency",
-    "CommitmentDiscountCategory",
-    "CommitmentDiscountId",
-    "CommitmentDiscountName",
-    "CommitmentDiscountStatus",
-    "CommitmentDiscountType",
-    "CommitmentDiscountUnit",
-    "ConsumedUnit",
-    "InvoiceId",
-    "InvoiceIssuerName",
-    "PricingCategory",
-    "PricingCurrency",
-    "PricingUnit",
-    "ProviderName",
-    "PublisherName",
-    "RegionId",
-    "RegionName",
-    "ResourceId",
-    "ResourceName",
-    "ResourceType",
-    "ServiceCategory",
-    "ServiceName",
-    "ServiceSubcategory",
-    "SkuId",
-    "SkuMeter",
-    "SkuPriceDetails",
-    "SkuPriceId",
-    "SubAccountId",
-    "SubAccountName",
-    "SubAccountType",
-)
+from __future__ import annotations
 
-COLUMNS = tuple(sorted((*TIMESTAMPS, *NUMBERS, *KEY_VALUES, *STRINGS)))
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SPEC_FILE = Path(__file__).with_name("focus_columns.yml")
+SPEC: dict[str, Any] = yaml.safe_load(SPEC_FILE.read_text())
+
+WAREHOUSE_COLUMNS: tuple[dict[str, Any], ...] = tuple(SPEC["columns"])
+"""Every column of a normalised billing row, FOCUS 1.2 then the x_ extensions, each with its kind,
+description and tests (see the file's header)."""
+
+_FOCUS = tuple(c for c in WAREHOUSE_COLUMNS if not c["name"].startswith("x_"))
+
+# date/time columns (ISO 8601, UTC)
+TIMESTAMPS = tuple(c["name"] for c in _FOCUS if c["kind"] == "timestamp")
+# decimal columns: costs, prices and quantities
+NUMBERS = tuple(c["name"] for c in _FOCUS if c["kind"] in ("money", "number"))
+# a JSON object of key-value pairs
+KEY_VALUES = tuple(c["name"] for c in _FOCUS if c["kind"] == "tags")
+# everything else is a string
+STRINGS = tuple(c["name"] for c in _FOCUS if c["kind"] in ("string", "json"))
+
+COLUMNS = tuple(sorted(c["name"] for c in _FOCUS))
 """All 57 columns in the order the specification lists them (alphabetical)."""
 
-ALLOWED_VALUES = {
-    "CapacityReservationStatus": ("Used", "Unused"),
-    "ChargeCategory": ("Usage", "Purchase", "Tax", "Credit", "Adjustment"),
-    "ChargeClass": ("Correction",),
-    "ChargeFrequency": ("One-Time", "Recurring", "Usage-Based"),
-    "CommitmentDiscountCategory": ("Spend", "Usage"),
-    "CommitmentDiscountStatus": ("Used", "Unused"),
-    "PricingCategory": ("Standard", "Dynamic", "Committed", "Other"),
-}
+ALLOWED_VALUES = {c["name"]: tuple(c["allowed_values"]) for c in _FOCUS if "allowed_values" in c}
 """The closed lists of FOCUS 1.2 columns (the values `fct_billing_focus` accepts)."""
 
 SPELLINGS = {
@@ -97,43 +49,21 @@ SPELLINGS = {
 }
 """Spellings of those values met in real exports and pre-1.0 drafts, and the value each means."""
 
-ADDED_IN_1_3 = {
-    "AllocatedMethodDetails": "json",
-    "AllocatedMethodId": "varchar",
-    "AllocatedResourceId": "varchar",
-    "AllocatedResourceName": "varchar",
-    "AllocatedTags": "map",
-    "ContractApplied": "json",
-    "HostProviderName": "varchar",
-    "ServiceProviderName": "varchar",
-}
+
+def _landed_kind(sql_type: str) -> str:
+    return "map" if sql_type.startswith("map") else sql_type
+
+
+ADDED_IN_1_3 = {c["name"]: _landed_kind(c["landed"]) for c in SPEC["focus_1_3"]}
 """Cost and Usage columns FOCUS 1.3 added (split-cost allocation, contract commitments applied, and the
 service/host provider names that replace ProviderName and PublisherName), with the kind each lands as."""
 
-CONTRACT_COMMITMENT = {
-    "BillingCurrency": "varchar",
-    "ContractCommitmentCategory": "varchar",
-    "ContractCommitmentCost": "double",
-    "ContractCommitmentDescription": "varchar",
-    "ContractCommitmentId": "varchar",
-    "ContractCommitmentPeriodEnd": "timestamptz",
-    "ContractCommitmentPeriodStart": "timestamptz",
-    "ContractCommitmentQuantity": "double",
-    "ContractCommitmentType": "varchar",
-    "ContractCommitmentUnit": "varchar",
-    "ContractId": "varchar",
-    "ContractPeriodEnd": "timestamptz",
-    "ContractPeriodStart": "timestamptz",
-}
+CONTRACT_COMMITMENT = {c["name"]: c["landed"] for c in SPEC["contract_commitment"]}
 """The FOCUS 1.3 Contract Commitment dataset: the terms of each contract commitment, joined to charges
 through the ContractCommitmentId inside their ContractApplied."""
-CONTRACT_COMMITMENT_NOT_NULL = (
-    "ContractCommitmentCategory",
-    "ContractCommitmentId",
-    "ContractCommitmentPeriodEnd",
-    "ContractCommitmentPeriodStart",
-    "ContractCommitmentType",
-    "ContractId",
-    "ContractPeriodEnd",
-    "ContractPeriodStart",
-)
+CONTRACT_COMMITMENT_NOT_NULL = tuple(c["name"] for c in SPEC["contract_commitment"] if c.get("not_null"))
+
+SERVICE_SUBCATEGORIES: dict[str, tuple[str, ...]] = {
+    category: tuple(children) for category, children in SPEC["service_subcategories"].items()
+}
+"""FOCUS 1.2 ServiceCategory values and the ServiceSubcategory values allowed under each."""

@@ -3,7 +3,8 @@
 - `fct_data_loads`: one row per manifest entry, with its status, rows and source group.
 - `fct_validation_results`: one row per stored expectation result; the fixture's validate run is latest.
 - `fct_data_freshness`: the newest telemetry sample, usage charge and event equal the landed data's.
-- the `ingest_formats` seed names every format the registry knows, with its group.
+- the `ingest_formats` seed names every format the registry knows, with its group, but the billing
+  providers' formats, which the billing provider registry in dbt_project.yml names.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import yaml
 
 from gpu_ledger.ingest import registry
 
-SEED = Path(__file__).resolve().parents[2] / "seeds" / "ingest_formats.csv"
+ROOT = Path(__file__).resolve().parents[2]
+SEED = ROOT / "seeds" / "ingest_formats.csv"
 
 
 def _read(db: Path, sql: str) -> pl.DataFrame:
@@ -24,10 +27,13 @@ def _read(db: Path, sql: str) -> pl.DataFrame:
         return con.sql(sql).pl()
 
 
-def test_the_format_seed_mirrors_the_registry() -> None:
+def test_the_format_seed_and_the_billing_provider_registry_mirror_the_format_registry() -> None:
     with SEED.open(newline="") as handle:
         seeded = {row["format"]: row["source_group"] for row in csv.DictReader(handle)}
-    assert seeded == {f.name: f.group for f in registry.FORMATS}
+    parts = yaml.safe_load((ROOT / "dbt_project.yml").read_text())["vars"]["billing_focus_parts"]
+    providers = {name: "billing" for part in parts for name in part["formats"]}
+    assert not seeded.keys() & providers.keys(), "a billing provider's format is named twice"
+    assert seeded | providers == {f.name: f.group for f in registry.FORMATS}
 
 
 def test_data_loads_equal_the_manifest(warehouse: Path) -> None:

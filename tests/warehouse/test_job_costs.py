@@ -7,7 +7,7 @@ interruption overhead; every team-day (cost_by_team_day.csv) the same job and id
 
 The share idle policy is checked end to end on a copy of the published warehouse: `gpu-ledger build`
 takes no dbt vars, so `fct_cost_by_owner_daily` alone is rebuilt there by `dbt run --vars` with the
-environment gpu_ledger/build.py sets (its inputs are tables that the published file keeps).
+environment src/gpu_ledger/build.py sets (its inputs are tables that the published file keeps).
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ hourly_usage as (
             and job_hour_consumers.hour_start = consumer_hours.hour_start
             and job_hour_consumers.mig_instance_id is not distinct from consumer_hours.mig_instance_id
             and (
-                consumer_hours.consumer = job_hour_consumers.consumer_prefix
+                job_hour_consumers.consumer_prefix = consumer_hours.consumer
                 or consumer_hours.consumer like job_hour_consumers.consumer_prefix || '/%'
             )
     where not job_hour_consumers.is_shared

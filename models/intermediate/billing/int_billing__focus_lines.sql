@@ -8,18 +8,13 @@
 -- 2. then the catalogue (seeds/gpu_instance_catalogue) by instance type;
 -- 3. never silence: an instance the bill names that looks like an accelerator (macros/billing/gpu_identity)
 --    but is known to neither is x_IsGpuInstance with x_GpuCount null, gpu_identity_source `unknown`.
+-- The parts are the FOCUS parts of the billing provider registry (dbt_project.yml, billing_focus_parts).
 {%- set columns = focus_columns() %}
-{%- set parts = [
-    'int_billing__aws_focus_lines',
-    'int_billing__azure_focus_lines',
-    'int_billing__gcp_focus_lines',
-    'int_billing__focus_export_lines',
-    'int_billing__onprem_focus_lines',
-] %}
+{%- set parts = billing_focus_parts() %}
 with
 {%- for part in parts %}
-{{ part.replace('int_billing__', '') }} as (
-    select * from {{ ref(part) }}
+{{ part.model.replace('int_billing__', '') }} as (
+    select * from {{ ref(part.model) }}
 ),
 {% endfor %}
 catalogue as (
@@ -31,17 +26,17 @@ aliases as (
 ),
 
 unioned as (
-{%- for part in parts %}
+    {%- for part in parts %}
     select
         {%- for name, kind in columns %}
         {{ name }},
         {%- endfor %}
         lower(coalesce(SkuMeter, '') || ' ' || coalesce(ChargeDescription, '')) as sku_text
-    from {{ part.replace('int_billing__', '') }}
+    from {{ part.model.replace('int_billing__', '') }}
     {%- if not loop.last %}
     union all
     {%- endif %}
-{%- endfor %}
+    {%- endfor %}
 ),
 
 sku_text_models as (
@@ -55,7 +50,8 @@ sku_text_models as (
             aliases.gpu_model,
             row_number() over (partition by texts.sku_text order by length(aliases.alias) desc) as alias_rank
         from (
-            select distinct sku_text from unioned where {{ accelerator_sku_text('sku_text') }}
+            select distinct sku_text from unioned
+            where {{ accelerator_sku_text('sku_text') }}
         ) as texts
         inner join aliases
             on texts.sku_text like '%' || aliases.alias || '%'
@@ -108,7 +104,7 @@ with_gpus as (
 
 final as (
     select
-    {%- for name, kind in columns %}
+        {%- for name, kind in columns %}
         {%- if kind == 'tags' %}
         {{ as_string_map(name) }} as {{ name }},
         {%- elif kind == 'json' %}
@@ -116,7 +112,7 @@ final as (
         {%- else %}
         cast({{ name }} as {{ focus_type(kind) }}) as {{ name }},
         {%- endif %}
-    {%- endfor %}
+        {%- endfor %}
         gpu_identity_source
     from with_gpus
 )

@@ -41,7 +41,7 @@ shares as (
 
 line_hours as (
     select
-        {{ focus_provider('ProviderName', 'x_Source') }} as provider,
+        {{ focus_provider('ProviderName') }} as provider,
         BillingAccountId as billing_account_id,
         SubAccountId as sub_account_id,
         RegionId as region,
@@ -66,7 +66,9 @@ line_hours as (
         x_FacilityCost * hour_share as facility_cost,
         x_StaffCost * hour_share as staff_cost,
         coalesce(
-            {{ map_value('Tags', "'team'") }}, {{ map_value('Tags', "'user_team'") }}, {{ map_value('Tags', "'user:team'") }}
+            {{ map_value('Tags', "'team'") }},
+            {{ map_value('Tags', "'user_team'") }},
+            {{ map_value('Tags', "'user:team'") }}
         ) as tag_team,
         coalesce(
             {{ map_value('Tags', "'project'") }}, {{ map_value('Tags', "'user_project'") }},

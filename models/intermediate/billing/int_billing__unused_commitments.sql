@@ -21,13 +21,7 @@ unused_lines as (
 final as (
     select
         -- ids
-        case ProviderName
-            when 'AWS' then 'aws'
-            when 'Microsoft' then 'azure'
-            when 'Google Cloud' then 'gcp'
-            when 'Oracle' then 'oci'
-            else lower(ProviderName)
-        end as provider,
+        {{ focus_provider('ProviderName') }} as provider,
         BillingAccountId as billing_account_id,
         max(SubAccountId) as sub_account_id,
         CommitmentDiscountId as commitment_id,

@@ -1,7 +1,8 @@
 -- grain: one row per cloud instance (instance_id) per clock hour (hour_start) of the look-back
 {#-
     What each cloud machine provided, held and cost in each hour of the look-back, from its GPU-hours
-    (fct_gpu_hours, summed over its GPUs) and the job allocations on them (fct_gpu_hour_allocations):
+    (int_attribution__gpu_hours, summed over its GPUs; money as fct_gpu_hours has it) and the job
+    allocations on them (int_attribution__allocations):
     provisioned_gpus = Σ provisioned seconds / 3600; in_use_gpus = Σ allocated seconds × share / 3600
     of job consumers (a MIG slice counts its share of the GPU), also split by workload class;
     busy_gpus = Σ busy GPU-hours (DCGM utilisation × time). On-prem machines are owned: their cost
@@ -10,31 +11,42 @@
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 gpu_hours as (
-    select * from {{ ref('fct_gpu_hours') }}
+    select * from {{ ref('int_attribution__gpu_hours') }}
 ),
 
 gpus as (
-    select * from {{ ref('dim_gpus') }}
+    select * from {{ ref('int_inventory__gpus') }}
 ),
 
 allocations as (
-    select * from {{ ref('fct_gpu_hour_allocations') }}
+    select * from {{ ref('int_attribution__allocations') }}
 ),
 
 gpu_hours_in_window as (
     select
-        gpu_hours.*,
+        gpu_hours.gpu_id,
+        gpu_hours.instance_id,
+        gpu_hours.provider,
+        gpu_hours.account_id,
+        gpu_hours.pricing_category,
+        gpu_hours.owner_team,
+        gpu_hours.owner_project,
+        gpu_hours.provisioned_seconds,
+        gpu_hours.busy_gpu_hours,
+        {{ money('gpu_hours.effective_cost') }} as effective_cost,
+        {{ money('gpu_hours.list_cost') }} as list_cost,
+        gpu_hours.hour_start,
         gpus.region,
         gpus.instance_type,
         gpus.gpu_model
     from gpu_hours
-    inner join lookback_hours
-        on gpu_hours.hour_start = lookback_hours.hour_start
+    inner join lookback
+        on gpu_hours.hour_start >= lookback.lookback_start and gpu_hours.hour_start < lookback.lookback_end
     inner join gpus
         on gpu_hours.gpu_id = gpus.gpu_id
     where
@@ -60,8 +72,8 @@ gpu_hour_jobs as (
             end
         ) / 3600.0 as inference_gpus
     from allocations
-    inner join lookback_hours
-        on allocations.hour_start = lookback_hours.hour_start
+    inner join lookback
+        on allocations.hour_start >= lookback.lookback_start and allocations.hour_start < lookback.lookback_end
     where allocations.consumer_type = 'job'
     group by allocations.gpu_id, allocations.hour_start
 ),

@@ -1,26 +1,26 @@
 -- grain: one row per cloud instance (instance_id) per job attempt (job_key) that held its GPUs in the look-back
 {#-
     Which jobs ran on which machine in the look-back, and how much of it they held: gpu_hours =
-    Σ allocated seconds × share / 3600 over the instance's GPUs (fct_gpu_hour_allocations), with the
-    job's owner, class, run and capacity type (dim_jobs).
+    Σ allocated seconds × share / 3600 over the instance's GPUs (int_attribution__allocations), with
+    the job's owner, class, run and capacity type (int_workloads__jobs).
 #}
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 allocations as (
-    select * from {{ ref('fct_gpu_hour_allocations') }}
+    select * from {{ ref('int_attribution__allocations') }}
 ),
 
 gpus as (
-    select * from {{ ref('dim_gpus') }}
+    select * from {{ ref('int_inventory__gpus') }}
 ),
 
 jobs as (
-    select * from {{ ref('dim_jobs') }}
+    select * from {{ ref('int_workloads__jobs') }}
 ),
 
 held as (
@@ -30,8 +30,8 @@ held as (
         count(distinct allocations.gpu_id) as gpus_held,
         sum(allocations.allocated_seconds * allocations.share) / 3600.0 as gpu_hours
     from allocations
-    inner join lookback_hours
-        on allocations.hour_start = lookback_hours.hour_start
+    inner join lookback
+        on allocations.hour_start >= lookback.lookback_start and allocations.hour_start < lookback.lookback_end
     inner join gpus
         on allocations.gpu_id = gpus.gpu_id
     where

@@ -13,8 +13,8 @@
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 instance_hours as (
@@ -40,7 +40,7 @@ owner_ranks as (
         instance_id,
         team,
         project,
-        row_number() over (partition by instance_id order by sum(gpu_hours) desc, team, project) as owner_rank
+        row_number() over (partition by instance_id order by sum(gpu_hours) desc, team, project asc) as owner_rank
     from instance_jobs
     where team is not null
     group by instance_id, team, project
@@ -82,6 +82,11 @@ totals as (
         max(hour_start) as last_hour_start
     from instance_hours
     group by instance_id
+),
+
+lookback_hours as (
+    select {{ unnest_hour_starts('lookback_start', 'lookback_end') }} as hour_start
+    from lookback
 ),
 
 -- hourly GPUs in use on every hour of the look-back (0 where the machine had no row)

@@ -1,147 +1,35 @@
 -- grain: one row per job attempt × GPU (× MIG instance) × interval it held it
 {#-
     Which GPUs a job attempt held, from the most precise evidence (CONTRACT §5):
-    1. dcgm_labels: DCGM series whose labels name the attempt (pod uid, else pod name + namespace on
-       the pod's node, on Kubernetes; hpc_job = the job id or raw id on one of the job's nodes, on
-       Slurm) and whose samples overlap the attempt. Each such GPU carries share 1, a MIG instance
-       g/7 (g from its profile's `<g>g` prefix). A generic-CSV job's own gpu_uuids count the same way.
+    1. dcgm_labels: DCGM series whose labels name the attempt (int_workloads__job_labelled_gpus, with a
+       generic-CSV job's own gpu_uuids).
     2. scheduler_spread: when no series names the attempt, its allocation is spread over its nodes:
        a node gets gpus_allocated / nodes GPUs (N), spread evenly over the node's M GPUs, share N / M
        on each (a MIG request counts its slices' g/7). M and the GPU ids come from the GPUs DCGM saw
        on the node during the attempt, else the node's GPU count (ids `<instance_id>:<index>`, or
        `<hostname>:<index>` where only the host is known), else N itself.
     Start and end are the scheduler's (not sample times); an attempt still running holds its GPUs
-    to the end of the observation window (int_workloads__observation_window).
+    to the end of the observation window (int_workloads__job_holds).
 #}
-with jobs as (
-    select * from {{ ref('int_workloads__jobs') }}
+with holds as (
+    select * from {{ ref('int_workloads__job_holds') }}
+),
+
+labelled_intervals as (
+    select * from {{ ref('int_workloads__job_labelled_gpus') }}
 ),
 
 consumers as (
     select * from {{ ref('int_workloads__dcgm_gpu_consumers') }}
 ),
 
-observation_window as (
-    select * from {{ ref('int_workloads__observation_window') }}
-),
-
-held as (
-    select
-        jobs.*,
-        coalesce(jobs.ended_at, observation_window.window_end_at) as held_until,
-        {{ item_count('jobs.hostnames') }} as host_count,
-        coalesce(cast({{ mig_compute_slices('jobs.mig_profile') }} as double) / 7.0, 1.0) as slice_share
-    from jobs
-    cross join observation_window
-    where jobs.started_at is not null
-),
-
-held_intervals as (
-    select * from held
-    where held_until > started_at
-),
-
-pod_uid_matches as (
-    select
-        held_intervals.job_key,
-        consumers.gpu_uuid,
-        consumers.gpu_index,
-        consumers.hostname,
-        consumers.mig_instance_id,
-        consumers.mig_profile
-    from held_intervals
-    inner join consumers
-        on held_intervals.scheduler = 'kubernetes'
-        and consumers.pod_uid = held_intervals.job_id
-),
-
-pod_name_matches as (
-    select
-        held_intervals.job_key,
-        consumers.gpu_uuid,
-        consumers.gpu_index,
-        consumers.hostname,
-        consumers.mig_instance_id,
-        consumers.mig_profile
-    from held_intervals
-    inner join consumers
-        on held_intervals.scheduler = 'kubernetes'
-        and consumers.pod_uid is null
-        and consumers.pod_name = held_intervals.name
-        and consumers.pod_namespace = held_intervals.namespace
-        and (consumers.hostname is null or {{ contains_item('held_intervals.hostnames', 'consumers.hostname') }})
-        and (consumers.first_sample_at is null or consumers.first_sample_at < held_intervals.held_until)
-        and (consumers.last_sample_at is null or consumers.last_sample_at >= held_intervals.started_at)
-),
-
-hpc_job_matches as (
-    select
-        held_intervals.job_key,
-        consumers.gpu_uuid,
-        consumers.gpu_index,
-        consumers.hostname,
-        consumers.mig_instance_id,
-        consumers.mig_profile
-    from held_intervals
-    inner join consumers
-        on held_intervals.scheduler = 'slurm'
-        and consumers.hpc_job_id in (held_intervals.job_id, held_intervals.job_id_raw)
-        and (consumers.hostname is null or {{ contains_item('held_intervals.hostnames', 'consumers.hostname') }})
-        and (consumers.first_sample_at is null or consumers.first_sample_at < held_intervals.held_until)
-        and (consumers.last_sample_at is null or consumers.last_sample_at >= held_intervals.started_at)
-),
-
-generic_device_matches as (
-    select
-        held_intervals.job_key,
-        device.gpu_uuid,
-        cast(null as integer) as gpu_index,
-        case when held_intervals.host_count = 1 then {{ first_item('held_intervals.hostnames') }} end as hostname,
-        cast(null as integer) as mig_instance_id,
-        held_intervals.mig_profile
-    from held_intervals,
-        {{ unnest_rows('held_intervals.gpu_uuids', 'device', 'gpu_uuid') }}
-    where held_intervals.scheduler = 'generic'
-),
-
-labelled_gpus as (
-    select distinct * from (
-        select * from pod_uid_matches
-        union all
-        select * from pod_name_matches
-        union all
-        select * from hpc_job_matches
-        union all
-        select * from generic_device_matches
-    ) as matches
-),
-
-labelled_intervals as (
-    select
-        held_intervals.job_key,
-        coalesce(labelled_gpus.gpu_uuid, labelled_gpus.hostname || ':' || cast(labelled_gpus.gpu_index as string))
-            as gpu_uuid,
-        labelled_gpus.hostname,
-        labelled_gpus.mig_instance_id,
-        labelled_gpus.mig_profile,
-        coalesce(
-            cast({{ mig_compute_slices('labelled_gpus.mig_profile') }} as double) / 7.0,
-            1.0
-        ) as share,
-        held_intervals.started_at,
-        held_intervals.held_until as ended_at,
-        case when held_intervals.scheduler = 'generic' then 'scheduler_spread' else 'dcgm_labels' end as evidence
-    from held_intervals
-    inner join labelled_gpus
-        on held_intervals.job_key = labelled_gpus.job_key
-),
-
 unlabelled as (
-    select held_intervals.*
-    from held_intervals
-    where held_intervals.job_key not in (select job_key from labelled_gpus)
-        and held_intervals.gpus_allocated > 0
-        and held_intervals.host_count > 0
+    select holds.*
+    from holds
+    where
+        holds.job_key not in (select labelled_intervals.job_key from labelled_intervals)
+        and holds.gpus_allocated > 0
+        and holds.host_count > 0
 ),
 
 unlabelled_hosts as (
@@ -164,10 +52,11 @@ host_dcgm_gpus as (
         consumers.gpu_uuid
     from unlabelled_hosts
     inner join consumers
-        on unlabelled_hosts.hostname = consumers.hostname
-        and consumers.gpu_uuid is not null
-        and (consumers.first_sample_at is null or consumers.first_sample_at < unlabelled_hosts.held_until)
-        and (consumers.last_sample_at is null or consumers.last_sample_at >= unlabelled_hosts.started_at)
+        on
+            unlabelled_hosts.hostname = consumers.hostname
+            and consumers.gpu_uuid is not null
+            and (consumers.first_sample_at is null or unlabelled_hosts.held_until > consumers.first_sample_at)
+            and (consumers.last_sample_at is null or unlabelled_hosts.started_at <= consumers.last_sample_at)
 ),
 
 host_gpu_counts as (
@@ -177,8 +66,9 @@ host_gpu_counts as (
         count(host_dcgm_gpus.gpu_uuid) as dcgm_gpu_count
     from unlabelled_hosts
     left join host_dcgm_gpus
-        on unlabelled_hosts.job_key = host_dcgm_gpus.job_key
-        and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
+        on
+            unlabelled_hosts.job_key = host_dcgm_gpus.job_key
+            and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
     group by 1, 2
 ),
 
@@ -192,11 +82,13 @@ spread_known_gpus as (
         unlabelled_hosts.held_until
     from unlabelled_hosts
     inner join host_gpu_counts
-        on unlabelled_hosts.job_key = host_gpu_counts.job_key
-        and unlabelled_hosts.hostname = host_gpu_counts.hostname
+        on
+            unlabelled_hosts.job_key = host_gpu_counts.job_key
+            and unlabelled_hosts.hostname = host_gpu_counts.hostname
     inner join host_dcgm_gpus
-        on unlabelled_hosts.job_key = host_dcgm_gpus.job_key
-        and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
+        on
+            unlabelled_hosts.job_key = host_dcgm_gpus.job_key
+            and unlabelled_hosts.hostname = host_dcgm_gpus.hostname
     where host_gpu_counts.dcgm_gpu_count > 0
 ),
 
@@ -210,8 +102,9 @@ spread_unknown_hosts as (
         ) as bigint) as assumed_gpu_count
     from unlabelled_hosts
     inner join host_gpu_counts
-        on unlabelled_hosts.job_key = host_gpu_counts.job_key
-        and unlabelled_hosts.hostname = host_gpu_counts.hostname
+        on
+            unlabelled_hosts.job_key = host_gpu_counts.job_key
+            and unlabelled_hosts.hostname = host_gpu_counts.hostname
     where host_gpu_counts.dcgm_gpu_count = 0
 ),
 
@@ -235,7 +128,7 @@ spread_intervals as (
         hostname,
         cast(null as integer) as mig_instance_id,
         cast(null as string) as mig_profile,
-        share,
+        cast(share as double) as share,
         started_at,
         held_until as ended_at,
         'scheduler_spread' as evidence
@@ -253,23 +146,13 @@ final as (
         hostname,
         mig_instance_id,
         mig_profile,
-        cast(share as double) as share,
+        share,
         started_at,
         ended_at,
         evidence
     from labelled_intervals
     union all
-    select
-        job_key,
-        gpu_uuid,
-        hostname,
-        mig_instance_id,
-        mig_profile,
-        cast(share as double) as share,
-        started_at,
-        ended_at,
-        evidence
-    from spread_intervals
+    select * from spread_intervals
 )
 
 select * from final

@@ -11,7 +11,7 @@ with sacct as (
 ),
 
 pods as (
-    select * from {{ ref('stg_kubernetes_pods__pods') }}
+    select * from {{ ref('stg_kubernetes__pods') }}
 ),
 
 telemetry_hours as (

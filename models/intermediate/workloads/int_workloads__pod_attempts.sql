@@ -14,7 +14,7 @@
     Terminal pods end at their container's finishedAt.
 #}
 with pods as (
-    select * from {{ ref('stg_kubernetes_pods__pods') }}
+    select * from {{ ref('stg_kubernetes__pods') }}
 ),
 
 cluster_snapshots as (
@@ -77,8 +77,9 @@ classified as (
         end as end_reason
     from latest
     inner join pod_history
-        on latest.cluster = pod_history.cluster
-        and latest.pod_uid = pod_history.pod_uid
+        on
+            latest.cluster = pod_history.cluster
+            and latest.pod_uid = pod_history.pod_uid
     inner join cluster_snapshots
         on latest.cluster = cluster_snapshots.cluster
 ),
@@ -105,8 +106,10 @@ final as (
         phase as state,
         end_reason,
         -- resources
-        cast(case when coalesce(gpu_request_count, 0) > 0 then gpu_request_count else coalesce(mig_count, 0) end
-            as integer) as gpus_allocated,
+        cast(
+            case when coalesce(gpu_request_count, 0) > 0 then gpu_request_count else coalesce(mig_count, 0) end
+            as integer
+        ) as gpus_allocated,
         mig_profile,
         cast(coalesce(mig_count, 0) as integer) as mig_count,
         -- timestamps

@@ -77,7 +77,8 @@ without_superseded_pending as (
         and exists (
             select 1
             from deduplicated as started
-            where started.cluster_name = deduplicated.cluster_name
+            where
+                started.cluster_name = deduplicated.cluster_name
                 and started.expanded_job_id = deduplicated.expanded_job_id
                 and started.started_at is not null
                 and started.submitted_at is not distinct from deduplicated.submitted_at
@@ -94,7 +95,10 @@ gres_types as (
             "replace(replace(lower(gpu_type), '_', '-'), ' ', '-')",
             '^(?:nvidia-|tesla-)?(.+?)(?:-[0-9]+g[.][0-9]+gb)?$'
         ) }} as type_key
-    from (select distinct gpu_type from allocations where gpu_type is not null) as distinct_types
+    from (
+        select distinct gpu_type from allocations
+        where gpu_type is not null
+    ) as distinct_types
     where gpu_type not like '%,%'
 ),
 
@@ -122,7 +126,9 @@ catalogue_keys as (
 -- family that fits the memory and form factor the name gives; a bare family name (a100) is the
 -- family's smallest-memory, non-PCIe model, the variant sites leave unsuffixed (a100 vs a100_80)
 gres_models as (
-    select gpu_type, gpu_model
+    select
+        gpu_type,
+        gpu_model
     from (
         select
             gres_hints.gpu_type,
@@ -130,20 +136,27 @@ gres_models as (
             row_number() over (
                 partition by gres_hints.gpu_type
                 order by
-                    case when gres_hints.type_key in (catalogue_keys.model_key, catalogue_keys.device_key)
-                        then 0 else 1 end,
+                    case
+                        when gres_hints.type_key in (catalogue_keys.model_key, catalogue_keys.device_key)
+                            then 0
+                        else 1
+                    end,
                     catalogue_keys.memory_gb asc,
                     case when catalogue_keys.model_key like '%pcie%' then 1 else 0 end,
-                    catalogue_keys.gpu_model
+                    catalogue_keys.gpu_model asc
             ) as model_rank
         from gres_hints
         inner join catalogue_keys
-            on gres_hints.type_key in (catalogue_keys.model_key, catalogue_keys.device_key)
-            or (
-                gres_hints.family = catalogue_keys.family
-                and (gres_hints.memory_gb_hint is null or gres_hints.memory_gb_hint = catalogue_keys.memory_gb)
-                and (gres_hints.form_hint is null or catalogue_keys.model_key like '%' || gres_hints.form_hint || '%')
-            )
+            on
+                gres_hints.type_key in (catalogue_keys.model_key, catalogue_keys.device_key)
+                or (
+                    gres_hints.family = catalogue_keys.family
+                    and (gres_hints.memory_gb_hint is null or gres_hints.memory_gb_hint = catalogue_keys.memory_gb)
+                    and (
+                        gres_hints.form_hint is null
+                        or catalogue_keys.model_key like '%' || gres_hints.form_hint || '%'
+                    )
+                )
     ) as ranked
     where model_rank = 1
 ),
@@ -214,8 +227,9 @@ final as (
         case when numbered.started_at is not null then numbered.ended_at end as ended_at
     from numbered
     left join steps
-        on numbered.cluster_name = steps.cluster
-        and numbered.expanded_job_id = steps.allocation_job_id
+        on
+            numbered.cluster_name = steps.cluster
+            and numbered.expanded_job_id = steps.allocation_job_id
     left join gres_models
         on numbered.gpu_type = gres_models.gpu_type
 )

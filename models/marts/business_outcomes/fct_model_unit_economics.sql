@@ -47,17 +47,22 @@ model_daily as (
         model_requests_daily.requests,
         coalesce(project_inference_daily.inference_cost, 0)
         * case
-            when sum(model_requests_daily.requests) over (partition by model_requests_daily.day, model_requests_daily.project) > 0
-                then model_requests_daily.requests
-                / sum(model_requests_daily.requests) over (
-                    partition by model_requests_daily.day, model_requests_daily.project
-                )
+            when
+                sum(model_requests_daily.requests)
+                    over (partition by model_requests_daily.day, model_requests_daily.project)
+                > 0
+                then
+                    model_requests_daily.requests
+                    / sum(model_requests_daily.requests) over (
+                        partition by model_requests_daily.day, model_requests_daily.project
+                    )
             else 1.0 / count(*) over (partition by model_requests_daily.day, model_requests_daily.project)
         end as inference_cost
     from model_requests_daily
     left join project_inference_daily
-        on model_requests_daily.day = project_inference_daily.day
-        and model_requests_daily.project = project_inference_daily.project
+        on
+            model_requests_daily.day = project_inference_daily.day
+            and model_requests_daily.project = project_inference_daily.project
 ),
 
 model_monthly_inference as (
@@ -100,9 +105,15 @@ model_monthly_training as (
 ),
 
 spine as (
-    select month_start, model from model_monthly_inference
+    select
+        month_start,
+        model
+    from model_monthly_inference
     union
-    select month_start, model from model_monthly_deployments
+    select
+        month_start,
+        model
+    from model_monthly_deployments
 ),
 
 final as (

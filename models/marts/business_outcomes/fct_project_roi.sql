@@ -82,15 +82,30 @@ monthly_runs as (
 ),
 
 spine as (
-    select month_start, project from monthly_cost
+    select
+        month_start,
+        project
+    from monthly_cost
     union
-    select month_start, project from monthly_value
+    select
+        month_start,
+        project
+    from monthly_value
     union
-    select month_start, project from monthly_requests
+    select
+        month_start,
+        project
+    from monthly_requests
     union
-    select month_start, project from monthly_deployments
+    select
+        month_start,
+        project
+    from monthly_deployments
     union
-    select month_start, project from monthly_runs
+    select
+        month_start,
+        project
+    from monthly_runs
 ),
 
 joined as (

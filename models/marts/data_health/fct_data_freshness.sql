@@ -23,7 +23,7 @@ sacct as (
 ),
 
 pods as (
-    select * from {{ ref('stg_kubernetes_pods__pods') }}
+    select * from {{ ref('stg_kubernetes__pods') }}
 ),
 
 nodes as (
@@ -54,14 +54,14 @@ billing_freshness as (
     select
         'billing' as source_group,
         billing.x_Source as source,
-        {{ focus_provider('billing.ProviderName', 'billing.x_Source') }} as provider,
+        {{ focus_provider('billing.ProviderName') }} as provider,
         'usage billing rows' as record_kind,
         count(*) as records,
         min(billing.ChargePeriodStart) as data_from,
         max(billing.ChargePeriodEnd) as data_to
     from billing
     where billing.ChargeCategory = 'Usage'
-    group by billing.x_Source, {{ focus_provider('billing.ProviderName', 'billing.x_Source') }}
+    group by billing.x_Source, {{ focus_provider('billing.ProviderName') }}
 ),
 
 telemetry_freshness as (

@@ -13,7 +13,12 @@ final as (
         loads.load_id,
         loads.sha256,
         -- dimensions
-        coalesce(formats.source_group, 'unknown') as source_group,
+        coalesce(
+            formats.source_group,
+            -- a billing provider's formats are its registry entry's (dbt_project.yml, billing_focus_parts)
+            case when loads.format in ({{ billing_formats_sql() }}) then 'billing' end,
+            'unknown'
+        ) as source_group,
         loads.format,
         loads.file_path,
         loads.status,
@@ -23,7 +28,7 @@ final as (
         {{ join_items('loads.landed_tables', "', '") }} as landed_tables,
         -- flags
         loads.status = 'loaded' as is_current,
-        row_number() over (partition by loads.file_path order by loads.loaded_at desc, loads.load_id) = 1
+        row_number() over (partition by loads.file_path order by loads.loaded_at desc, loads.load_id asc) = 1
             as is_latest_for_path,
         -- numerics
         loads.size_bytes,

@@ -38,8 +38,10 @@ described as (
 final as (
     select
         -- ids
-        md5(described.run_id || '|' || described.suite || '|' || described.expectation || '|'
-            || coalesce(described.expectation_kwargs, '')) as result_id,
+        md5(
+            described.run_id || '|' || described.suite || '|' || described.expectation || '|'
+            || coalesce(described.expectation_kwargs, '')
+        ) as result_id,
         described.run_id,
         -- dimensions
         described.suite,

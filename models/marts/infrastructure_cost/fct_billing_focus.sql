@@ -25,7 +25,7 @@ service_category_counts as (
 service_category_ranks as (
     select
         *,
-        row_number() over (partition by ServiceName order by line_count desc, ServiceCategory) as category_rank
+        row_number() over (partition by ServiceName order by line_count desc, ServiceCategory asc) as category_rank
     from service_category_counts
 ),
 
@@ -38,6 +38,9 @@ service_categories as (
     where category_rank = 1
 ),
 
+-- The select lists below are written column by column from focus_columns(), a comma after every one but the
+-- last: sqlfluff cannot lay out a comma that Jinja writes, so indentation is not checked from here on.
+-- noqa: disable=LT02
 categorised as (
     select
     {%- for name, kind in columns %}
@@ -69,7 +72,9 @@ service_subcategory_counts as (
 service_subcategory_ranks as (
     select
         *,
-        row_number() over (partition by ServiceName order by line_count desc, subcategory_candidate) as subcategory_rank
+        row_number() over (
+            partition by ServiceName order by line_count desc, subcategory_candidate asc
+        ) as subcategory_rank
     from service_subcategory_counts
 ),
 
@@ -94,7 +99,7 @@ conformed as (
         -- provisional invoice id where the bill names none: one per provider, billing account and billing period
         coalesce(
             categorised.InvoiceId,
-            'provisional-' || replace({{ focus_provider('categorised.ProviderName', 'categorised.x_Source') }}, ' ', '-')
+            'provisional-' || replace({{ focus_provider('categorised.ProviderName') }}, ' ', '-')
             || '-' || categorised.BillingAccountId || '-' || {{ month_key('categorised.BillingPeriodStart') }}
         ) as InvoiceId,
         {%- elif name == 'PricingQuantity' %}

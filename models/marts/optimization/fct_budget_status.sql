@@ -6,9 +6,9 @@
     the owner on that weekday over the last `budget_forecast_lookback_days` days of data (days with no
     cost count as 0; a weekday not in the window falls back to the mean of all days in it).
 #}
-{%- set lookback = var('budget_forecast_lookback_days', 28) %}
-{%- set at_risk_pct = var('budget_at_risk_pct', 90) %}
-{%- set over_pct = var('budget_over_pct', 100) %}
+{%- set lookback = var('budget_forecast_lookback_days') %}
+{%- set at_risk_pct = var('budget_at_risk_pct') %}
+{%- set over_pct = var('budget_over_pct') %}
 with budgets as (
     select * from {{ ref('budgets') }}
 ),
@@ -72,9 +72,9 @@ scope_daily_cost as (
     from scope_days
     left join owner_daily
         on
-            owner_daily.day = scope_days.day
-            and owner_daily.team = scope_days.team
-            and (scope_days.project is null or owner_daily.project = scope_days.project)
+            scope_days.day = owner_daily.day
+            and scope_days.team = owner_daily.team
+            and (scope_days.project is null or scope_days.project = owner_daily.project)
     group by
         scope_days.month_start,
         scope_days.team,
@@ -182,16 +182,22 @@ final as (
         {{ money('coalesce(totals.forecast_month_end, 0)') }} as forecast_month_end,
         -- numerics
         cast(
-            case when budget_scope.budget > 0 then 100 * cast(coalesce(totals.actual_to_date, 0) as double) / budget_scope.budget end
+            case
+                when budget_scope.budget > 0
+                    then 100 * cast(coalesce(totals.actual_to_date, 0) as double) / budget_scope.budget
+            end
             as double
         ) as pct_of_budget,
         cast(
             case
-                when budget_scope.budget > 0 then 100 * cast(coalesce(totals.forecast_month_end, 0) as double) / budget_scope.budget
+                when budget_scope.budget > 0
+                    then 100 * cast(coalesce(totals.forecast_month_end, 0) as double) / budget_scope.budget
             end as double
         ) as forecast_pct_of_budget,
         -- dates
-        cast(least(budget_scope.as_of_day, {{ dbt.last_day('budget_scope.month_start', 'month') }}) as date) as as_of_day,
+        cast(
+            least(budget_scope.as_of_day, {{ dbt.last_day('budget_scope.month_start', 'month') }}) as date
+        ) as as_of_day,
         cast(totals.projected_breach_date as date) as projected_breach_date
     from budget_scope
     left join totals

@@ -53,7 +53,12 @@ covered_monthly as (
 ),
 
 covered_scope as (
-    select distinct commitment_id, provider, billing_account_id, region, instance_type
+    select distinct
+        commitment_id,
+        provider,
+        billing_account_id,
+        region,
+        instance_type
     from covered
 ),
 
@@ -65,10 +70,10 @@ eligible_monthly as (
     from covered_scope
     inner join instance_hours
         on
-            instance_hours.provider = covered_scope.provider
-            and instance_hours.billing_account_id = covered_scope.billing_account_id
+            covered_scope.provider = instance_hours.provider
+            and covered_scope.billing_account_id = instance_hours.billing_account_id
             and instance_hours.region is not distinct from covered_scope.region
-            and instance_hours.instance_type = covered_scope.instance_type
+            and covered_scope.instance_type = instance_hours.instance_type
             and instance_hours.pricing_category in ('Committed', 'Standard')
     group by covered_scope.commitment_id, date_trunc('month', instance_hours.hour_start)
 ),
@@ -86,9 +91,15 @@ unused_monthly as (
 ),
 
 months as (
-    select commitment_id, month_start from covered_monthly
+    select
+        commitment_id,
+        month_start
+    from covered_monthly
     union
-    select commitment_id, month_start from unused_monthly
+    select
+        commitment_id,
+        month_start
+    from unused_monthly
 ),
 
 joined as (

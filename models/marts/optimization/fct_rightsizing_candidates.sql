@@ -8,11 +8,11 @@
     model (`rightsizing_target_gpus`) that fits: in the job's provider when its catalogue has one, else
     the cheapest anywhere.
 #}
-{%- set targets = var('rightsizing_target_gpus', ['L4', 'A10G', 'L40S']) %}
-{%- set headroom_pct = var('rightsizing_memory_headroom_pct', 25) %}
-{%- set max_p95_util = var('rightsizing_max_p95_util_pct', 40) %}
-{%- set min_gpu_hours = var('rightsizing_min_gpu_hours', 24) %}
-{%- set hours_per_month = var('hours_per_month', 730) %}
+{%- set targets = var('rightsizing_target_gpus') %}
+{%- set headroom_pct = var('rightsizing_memory_headroom_pct') %}
+{%- set max_p95_util = var('rightsizing_max_p95_util_pct') %}
+{%- set min_gpu_hours = var('rightsizing_min_gpu_hours') %}
+{%- set hours_per_month = var('hours_per_month') %}
 with job_costs as (
     select * from {{ ref('fct_job_costs') }}
 ),
@@ -114,7 +114,9 @@ target_instances as (
         on catalogue.provider = observed_rates.provider and catalogue.instance_type = observed_rates.instance_type
     where
         catalogue.gpu_count = 1
-        and catalogue.gpu_model in ({% for t in targets %}'{{ t }}'{% if not loop.last %}, {% endif %}{% endfor %})
+        and catalogue.gpu_model in (
+            '{{ targets | join("', '") }}'
+        )
 ),
 
 suggestions as (
@@ -131,7 +133,7 @@ suggestions as (
             order by
                 (target_instances.provider = inference_on_training_grade.provider) desc,
                 target_instances.gpu_hourly_cost,
-                target_instances.instance_type
+                target_instances.instance_type asc
         ) as preference
     from inference_on_training_grade
     inner join target_instances on inference_on_training_grade.required_memory_gb <= target_instances.memory_gb

@@ -5,7 +5,7 @@
     'interrupted' between the warning and `spot_interruption_kill_window_minutes` (default 10) after it.
     GPU-seconds are the killed attempts' held GPU time × share (int_workloads__job_gpu_intervals).
 #}
-{%- set kill_window_minutes = var('spot_interruption_kill_window_minutes', 10) %}
+{%- set kill_window_minutes = var('spot_interruption_kill_window_minutes') %}
 
 with
 
@@ -18,7 +18,7 @@ events as (
 ),
 
 nodes as (
-    select * from {{ ref('stg_kubernetes_pods__node_capacity') }}
+    select * from {{ ref('stg_kubernetes__nodes') }}
 ),
 
 jobs as (
@@ -75,11 +75,12 @@ killed as (
     inner join instance_nodes
         on warnings.instance_id = instance_nodes.instance_id
     inner join jobs
-        on jobs.cluster = instance_nodes.cluster
-        and {{ contains_item('jobs.hostnames', 'instance_nodes.node_name') }}
-        and jobs.end_reason = 'interrupted'
-        and jobs.ended_at >= warnings.event_at
-        and jobs.ended_at <= {{ add_seconds('warnings.event_at', kill_window_minutes ~ ' * 60') }}
+        on
+            instance_nodes.cluster = jobs.cluster
+            and {{ contains_item('jobs.hostnames', 'instance_nodes.node_name') }}
+            and jobs.end_reason = 'interrupted'
+            and warnings.event_at <= jobs.ended_at
+            and jobs.ended_at <= {{ add_seconds('warnings.event_at', kill_window_minutes ~ ' * 60') }}
     left join job_gpu_seconds
         on jobs.job_key = job_gpu_seconds.job_key
     left join job_costs

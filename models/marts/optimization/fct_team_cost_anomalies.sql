@@ -16,12 +16,12 @@
     a day is only an anomaly if it also stands out, the same way and by both thresholds, against
     the median of those same weekdays: a team's every-Thursday training run is its normal.
 #}
-{%- set baseline_days = var('anomaly_baseline_days', 28) %}
-{%- set min_history_days = var('anomaly_min_history_days', 7) %}
-{%- set z_threshold = var('anomaly_z_threshold', 3.5) %}
-{%- set min_deviation_cost = var('anomaly_min_deviation_cost', 100) %}
-{%- set scale_floor_pct = var('anomaly_scale_floor_pct', 5) %}
-{%- set min_weekday_days = var('anomaly_min_weekday_days', 3) %}
+{%- set baseline_days = var('anomaly_baseline_days') %}
+{%- set min_history_days = var('anomaly_min_history_days') %}
+{%- set z_threshold = var('anomaly_z_threshold') %}
+{%- set min_deviation_cost = var('anomaly_min_deviation_cost') %}
+{%- set scale_floor_pct = var('anomaly_scale_floor_pct') %}
+{%- set min_weekday_days = var('anomaly_min_weekday_days') %}
 
 with owner_daily as (
     select * from {{ ref('fct_cost_by_owner_daily') }}
@@ -66,7 +66,7 @@ team_days as (
         cast(coalesce(team_costs.cost, 0) as double) as cost
     from team_first_days
     inner join days
-        on days.day >= team_first_days.first_day
+        on team_first_days.first_day <= days.day
     left join team_costs
         on team_first_days.team = team_costs.team and days.day = team_costs.day
 ),
@@ -76,12 +76,12 @@ history as (
         target_days.team,
         target_days.day,
         past_days.cost as past_cost,
-        {{ dbt.datediff('past_days.day', 'target_days.day', 'day') }} as days_back
+        {{ dbt.datediff('past_days.day', 'target_days.day', 'day') }} as days_back  -- noqa: LT05
     from team_days as target_days
     inner join team_days as past_days
         on
             target_days.team = past_days.team
-            and {{ dbt.datediff('past_days.day', 'target_days.day', 'day') }} between 1 and {{ baseline_days }}
+            and {{ dbt.datediff('past_days.day', 'target_days.day', 'day') }} between 1 and {{ baseline_days }}  -- noqa: LT05
 ),
 
 baseline as (

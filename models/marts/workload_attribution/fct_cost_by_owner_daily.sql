@@ -94,7 +94,7 @@ shared as (
         consumer_days.gpu_hours,
         consumer_days.busy_gpu_hours,
         consumer_days.cost,
-{%- if policy == 'share' %}
+    {%- if policy == 'share' %}
         case
             when consumer_days.consumer_type = 'job' and day_totals.job_cost > 0
                 then day_totals.idle_cost * consumer_days.cost / day_totals.job_cost
@@ -106,9 +106,9 @@ shared as (
     -- idle is carried by the jobs, except on a day without job cost
     where consumer_days.consumer_type = 'job' or day_totals.job_cost <= 0
 {%- else %}
-        0 as shared_idle_cost
-    from consumer_days
-{%- endif %}
+    0 as shared_idle_cost
+from consumer_days
+    {%- endif %}
 ),
 
 final as (

@@ -27,8 +27,8 @@ unused_commitments as (
 billed as (
     select
         {{ month_key('ChargePeriodStart') }} as billing_period,
-        {{ focus_provider('ProviderName', 'x_Source') }} as provider,
-        {{ attribution_account_id(focus_provider('ProviderName', 'x_Source'), 'BillingAccountId', 'SubAccountId') }}
+        {{ focus_provider('ProviderName') }} as provider,
+        {{ attribution_account_id(focus_provider('ProviderName'), 'BillingAccountId', 'SubAccountId') }}
             as account_id,
         sum(EffectiveCost) as billed_gpu_cost
     from billing
@@ -38,8 +38,8 @@ billed as (
         and coalesce(CommitmentDiscountStatus, '') != 'Unused'
     group by
         {{ month_key('ChargePeriodStart') }},
-        {{ focus_provider('ProviderName', 'x_Source') }},
-        {{ attribution_account_id(focus_provider('ProviderName', 'x_Source'), 'BillingAccountId', 'SubAccountId') }}
+        {{ focus_provider('ProviderName') }},
+        {{ attribution_account_id(focus_provider('ProviderName'), 'BillingAccountId', 'SubAccountId') }}
 ),
 
 hours as (
@@ -59,10 +59,16 @@ consumers as (
         {{ month_key('allocations.hour_start') }} as billing_period,
         gpu_hours.provider,
         gpu_hours.account_id,
-        sum(case when allocations.consumer_type = 'job' and allocations.team != '{{ var("unallocated_owner") }}'
-            then allocations.cost else 0 end) as job_cost_allocated,
-        sum(case when allocations.consumer_type = 'job' and allocations.team = '{{ var("unallocated_owner") }}'
-            then allocations.cost else 0 end) as job_cost_unallocated,
+        sum(case
+            when allocations.consumer_type = 'job' and allocations.team != '{{ var("unallocated_owner") }}'
+                then allocations.cost
+            else 0
+        end) as job_cost_allocated,
+        sum(case
+            when allocations.consumer_type = 'job' and allocations.team = '{{ var("unallocated_owner") }}'
+                then allocations.cost
+            else 0
+        end) as job_cost_unallocated,
         sum(case when allocations.consumer_type = 'idle' then allocations.cost else 0 end) as idle_cost
     from allocations
     inner join gpu_hours
@@ -87,11 +93,23 @@ unused as (
 ),
 
 keys as (
-    select billing_period, provider, account_id from billed
+    select
+        billing_period,
+        provider,
+        account_id
+    from billed
     union
-    select billing_period, provider, account_id from hours
+    select
+        billing_period,
+        provider,
+        account_id
+    from hours
     union
-    select billing_period, provider, account_id from unused
+    select
+        billing_period,
+        provider,
+        account_id
+    from unused
 ),
 
 final as (
@@ -117,10 +135,26 @@ final as (
             ' - coalesce(consumers.job_cost_unallocated, 0) - coalesce(consumers.idle_cost, 0)'
         ) }} as gpu_hours_vs_consumers_difference
     from keys
-    left join billed using (billing_period, provider, account_id)
-    left join hours using (billing_period, provider, account_id)
-    left join consumers using (billing_period, provider, account_id)
-    left join unused using (billing_period, provider, account_id)
+    left join billed
+        on
+            keys.billing_period = billed.billing_period
+            and keys.provider = billed.provider
+            and keys.account_id = billed.account_id
+    left join hours
+        on
+            keys.billing_period = hours.billing_period
+            and keys.provider = hours.provider
+            and keys.account_id = hours.account_id
+    left join consumers
+        on
+            keys.billing_period = consumers.billing_period
+            and keys.provider = consumers.provider
+            and keys.account_id = consumers.account_id
+    left join unused
+        on
+            keys.billing_period = unused.billing_period
+            and keys.provider = unused.provider
+            and keys.account_id = unused.account_id
 )
 
 select * from final

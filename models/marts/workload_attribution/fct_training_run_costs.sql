@@ -72,8 +72,9 @@ final as (
         cast(
             case
                 when runs.completed
-                    then 100 * cast(runs.interrupted_attempts_cost as double)
-                    / nullif(cast(runs.completed_attempt_cost as double), 0)
+                    then
+                        100 * cast(runs.interrupted_attempts_cost as double)
+                        / nullif(cast(runs.completed_attempt_cost as double), 0)
             end as double
         ) as interruption_overhead_pct,
         -- timestamps

@@ -5,6 +5,7 @@ with source as (
 renamed as (
     select
         -- ids
+        {{ parent_folder('_source_file') }} as cluster,
         name as node_name,
         uid as node_uid,
         provider_id,
@@ -13,7 +14,7 @@ renamed as (
         provider,
         instance_type,
         region,
-        zone,
+        zone as availability_zone,
         capacity_type,
         capacity_type_label,
         node_pool,

@@ -19,8 +19,8 @@ renamed as (
         cast(gpu_count as integer) as gpu_count,
         purchase_price as purchase_cost,
         cast(depreciation_months as integer) as depreciation_months,
-        facility_cost_per_month as facility_cost_per_month,
-        staff_cost_per_month as staff_cost_per_month,
+        facility_cost_per_month,
+        staff_cost_per_month,
         pue,
         electricity_price_per_kwh,
         -- dates

@@ -20,6 +20,7 @@ renamed as (
         billing_period_end as billing_period_end_at,
         -- lineage
         _source_file as source_file,
+        _source_row as source_row,
         _load_id as load_id
     from source
 )

@@ -5,26 +5,37 @@ with `BilledCost`, the FOCUS 1.3 Contract Commitment dataset's `ContractCommitme
 cost details with `MeterCategory` and no `BilledCost`, GCP's `billing_account_id`/`usage_start_time`,
 the asset register's `asset_id`/`purchase_price`), so the order only matters for a file built to match
 two.
+
+A billing provider is a plug-in (README "Add a billing provider"): every module of this package that
+exposes `FORMAT` is a format, found here without being listed. The built-in ones keep the order below;
+any other follows them in the order of its module's name, so its `detect` must refuse the files of the
+formats above it.
 """
 
-from gpu_ledger.ingest.formats.billing import (
-    aws_cur,
-    aws_cur_legacy,
-    azure_cost,
-    export_manifest,
-    focus,
-    focus_contract_commitment,
-    gcp_billing,
-    onprem_assets,
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from gpu_ledger.ingest.base import Format
+
+BUILT_IN = (
+    "export_manifest",
+    "aws_cur",
+    "aws_cur_legacy",
+    "focus",
+    "focus_contract_commitment",
+    "azure_cost",
+    "gcp_billing",
+    "onprem_assets",
 )
 
-FORMATS = (
-    export_manifest.FORMAT,
-    aws_cur.FORMAT,
-    aws_cur_legacy.FORMAT,
-    focus.FORMAT,
-    focus_contract_commitment.FORMAT,
-    azure_cost.FORMAT,
-    gcp_billing.FORMAT,
-    onprem_assets.FORMAT,
-)
+
+def _discover() -> tuple[Format, ...]:
+    names = {module.name for module in pkgutil.iter_modules(__path__) if not module.name.startswith("_")}
+    ordered = [name for name in BUILT_IN if name in names] + sorted(names - set(BUILT_IN))
+    modules = [importlib.import_module(f"{__name__}.{name}") for name in ordered]
+    return tuple(module.FORMAT for module in modules if isinstance(getattr(module, "FORMAT", None), Format))
+
+
+FORMATS = _discover()

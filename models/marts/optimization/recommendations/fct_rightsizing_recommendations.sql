@@ -7,13 +7,13 @@
     monthly cost are the sums of those attempts'; price_source is bill when every suggested price was
     observed on the bills.
 #}
-{%- set hours_per_month = var('hours_per_month', 730) %}
-{%- set currency = var('reporting_currency', 'USD') %}
+{%- set hours_per_month = var('hours_per_month') %}
+{%- set currency = var('reporting_currency') %}
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 candidates as (
@@ -28,14 +28,6 @@ instances as (
     select * from {{ ref('int_recommendations__instances') }}
 ),
 
-lookback as (
-    select
-        min(lookback_start) as lookback_start,
-        min(lookback_end) as lookback_end,
-        min(lookback_hours) as lookback_hours
-    from lookback_hours
-),
-
 machine_candidates as (
     select
         instance_jobs.instance_id,
@@ -44,7 +36,7 @@ machine_candidates as (
         {{ dbt.bool_or('candidates.is_running') }} over (partition by instance_jobs.instance_id) as machine_has_running,
         row_number() over (
             partition by instance_jobs.instance_id
-            order by instance_jobs.started_at desc, candidates.job_key
+            order by instance_jobs.started_at desc, candidates.job_key asc
         ) as recency
     from candidates
     inner join instance_jobs
@@ -63,7 +55,7 @@ per_machine as (
         count(*) as attempts,
         max(suggested_instance_type) as suggested_instance_type,
         max(suggested_gpu_model) as suggested_gpu_model,
-        {{ all_true('is_price_observed') }} as is_price_observed,
+        not {{ dbt.bool_or('not is_price_observed') }} as is_price_observed,
         max(p95_gpu_util_pct) as p95_gpu_util_pct,
         max(required_memory_gb) as required_memory_gb,
         max(suggested_gpu_hourly_cost) as suggested_gpu_hourly_cost,

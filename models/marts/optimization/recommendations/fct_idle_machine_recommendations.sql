@@ -16,15 +16,15 @@
     Machines of a move_to_spot pool are left to that recommendation (moving the pool to spot machines
     launched per run removes their idle time too).
 #}
-{%- set min_idle_hours = var('recommendation_terminate_min_idle_hours', 48) %}
-{%- set idle_min_hours = var('idle_min_hours', 2) %}
-{%- set hours_per_month = var('hours_per_month', 730) %}
-{%- set currency = var('reporting_currency', 'USD') %}
+{%- set min_idle_hours = var('recommendation_terminate_min_idle_hours') %}
+{%- set idle_min_hours = var('idle_min_hours') %}
+{%- set hours_per_month = var('hours_per_month') %}
+{%- set currency = var('reporting_currency') %}
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 instances as (
@@ -36,15 +36,7 @@ idle_periods as (
 ),
 
 spot_moves as (
-    select * from {{ ref('int_recommendations__spot_moves') }}
-),
-
-lookback as (
-    select
-        min(lookback_start) as lookback_start,
-        min(lookback_end) as lookback_end,
-        min(lookback_hours) as lookback_hours
-    from lookback_hours
+    select * from {{ ref('fct_spot_move_recommendations') }}
 ),
 
 -- machines a move_to_spot recommendation covers
@@ -68,7 +60,10 @@ machine_periods as (
         on idle_periods.instance_id = instances.instance_id
     where
         idle_periods.ended_at > lookback.lookback_start
-        and not exists (select 1 from spot_machines where spot_machines.instance_id = idle_periods.instance_id)
+        and not exists (
+            select 1 from spot_machines
+            where spot_machines.instance_id = idle_periods.instance_id
+        )
 ),
 
 open_idle as (
@@ -152,7 +147,10 @@ shutdown as (
     from instances
     inner join recurring_idle
         on instances.instance_id = recurring_idle.instance_id
-    where not exists (select 1 from terminate where terminate.instance_id = instances.instance_id)
+    where not exists (
+        select 1 from terminate
+        where terminate.instance_id = instances.instance_id
+    )
 ),
 
 candidates as (

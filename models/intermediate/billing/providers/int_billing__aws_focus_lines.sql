@@ -1,10 +1,16 @@
 -- grain: one row per AWS CUR line item (CUR 2.0 and legacy CUR) of the current delivery
 with cur2 as (
-    select *, 'aws_cur' as source_table from {{ ref('stg_aws_cur__line_items') }}
+    select
+        *,
+        'aws_cur' as source_table
+    from {{ ref('stg_aws_cur__line_items') }}
 ),
 
 legacy as (
-    select *, 'aws_cur_legacy' as source_table from {{ ref('stg_aws_cur__legacy_line_items') }}
+    select
+        *,
+        'aws_cur_legacy' as source_table
+    from {{ ref('stg_aws_cur__legacy_line_items') }}
 ),
 
 line_items as (
@@ -45,7 +51,9 @@ amortised as (
                 then coalesce(savings_plan_total_commitment_to_date, 0) - coalesce(savings_plan_used_commitment, 0)
             when 'DiscountedUsage' then coalesce(reservation_effective_cost, 0)
             when 'RIFee'
-                then coalesce(reservation_unused_amortized_upfront_fee, 0) + coalesce(reservation_unused_recurring_fee, 0)
+                then
+                    coalesce(reservation_unused_amortized_upfront_fee, 0)
+                    + coalesce(reservation_unused_recurring_fee, 0)
             when 'Fee' then case when reservation_arn is not null then 0 else coalesce(unblended_cost, 0) end
             else coalesce(unblended_cost, 0)
         end as amortised_cost,
@@ -54,8 +62,10 @@ amortised as (
                 then 'Usage'
             when line_item_type in ('RIFee', 'SavingsPlanRecurringFee', 'Fee', 'SavingsPlanUpfrontFee') then 'Purchase'
             when line_item_type = 'Tax' then 'Tax'
-            when line_item_type in ('Credit', 'Refund', 'BundledDiscount', 'EdpDiscount', 'PrivateRateDiscount',
-                'SppDiscount', 'DistributorDiscount') then 'Credit'
+            when line_item_type in (
+                'Credit', 'Refund', 'BundledDiscount', 'EdpDiscount', 'PrivateRateDiscount',
+                'SppDiscount', 'DistributorDiscount'
+            ) then 'Credit'
             else 'Adjustment'
         end as charge_category
     from classified
@@ -70,7 +80,9 @@ final as (
         billing_account_name as BillingAccountName,
         'Payer Account' as BillingAccountType,
         coalesce(billing_currency, 'USD') as BillingCurrency,
-        coalesce(billing_period_end_at, {{ utc_trunc('month', 'usage_start_at') }} + interval 1 month) as BillingPeriodEnd,
+        coalesce(
+            billing_period_end_at, {{ utc_trunc('month', 'usage_start_at') }} + interval 1 month
+        ) as BillingPeriodEnd,
         coalesce(billing_period_start_at, {{ utc_trunc('month', 'usage_start_at') }}) as BillingPeriodStart,
         cast(null as string) as CapacityReservationId,
         cast(null as string) as CapacityReservationStatus,

@@ -27,7 +27,8 @@ vm_resolved as (
         coalesce(
             resource_name,
             case
-                when is_gpu_sku then max(resource_name) over (partition by project_id, zone, usage_start_at, machine_type)
+                when is_gpu_sku
+                    then max(resource_name) over (partition by project_id, zone, usage_start_at, machine_type)
             end
         ) as vm_resource_name
     from classified
@@ -120,7 +121,8 @@ final as (
         {{ last_path_segment('vm_resource_name') }} as ResourceName,
         case when vm_machine_type is not null then 'Virtual Machine' end as ResourceType,
         case
-            when service_description in ('Compute Engine', 'Kubernetes Engine', 'Cloud Run', 'Cloud Functions') then 'Compute'
+            when service_description in ('Compute Engine', 'Kubernetes Engine', 'Cloud Run', 'Cloud Functions')
+                then 'Compute'
             when service_description in ('Cloud Storage', 'Filestore') then 'Storage'
             when service_description in ('Networking', 'Cloud DNS', 'Cloud CDN') then 'Networking'
             when service_description in ('BigQuery', 'Dataflow', 'Dataproc', 'Pub/Sub') then 'Analytics'
@@ -155,7 +157,8 @@ final as (
         ) }}, 0)), 0) as integer) as x_GpuCount,
         case when vm_has_gpu_sku then true end as x_IsGpuInstance,
         case
-            when vm_machine_type is not null and not is_gpu_sku and lower(sku_description) like '%core%'
+            when
+                vm_machine_type is not null and not is_gpu_sku and lower(sku_description) like '%core%'
                 and lower(usage_unit) in ('seconds', 's') then usage_amount
         end as x_UsageSeconds,
         cast(0 as double) as x_DepreciationCost,

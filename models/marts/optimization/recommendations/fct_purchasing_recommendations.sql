@@ -1,22 +1,22 @@
 -- grain: one row per recommendation (recommendation_type × scope); recommendation_id is the key
 {#-
-    What to buy, move, shrink or switch off, and what it saves a month (CONTRACT §4). Each rule lives
-    in its own model under intermediate/recommendations, all judged over the same look-back
-    (int_recommendations__lookback_hours):
-    - buy_commitment / autoscale: inference on on-demand machines (int_recommendations__inference_pools);
-    - move_to_spot: bursty, checkpointed training on on-demand machines (int_recommendations__spot_moves);
-    - rightsize: fct_rightsizing_candidates per machine (int_recommendations__rightsizing);
+    What to buy, move, shrink or switch off, and what it saves a month (CONTRACT §4). Each rule is a
+    mart of its own in this folder, all judged over the same look-back (int_recommendations__lookback)
+    and built on the intermediate recommendation models:
+    - buy_commitment / autoscale: inference on on-demand machines (fct_inference_pool_recommendations);
+    - move_to_spot: bursty, checkpointed training on on-demand machines (fct_spot_move_recommendations);
+    - rightsize: fct_rightsizing_candidates per machine (fct_rightsizing_recommendations);
     - terminate_idle: machines idle with nothing running, or idle in recurring stretches under a
-      workload (int_recommendations__idle_machines).
+      workload (fct_idle_machine_recommendations).
     Training is never recommended for reserved capacity (tests/dbt/assert_training_never_recommended_reserved.sql).
     A recommendation is listed when it saves at least `recommendation_min_monthly_savings` a month.
 #}
-{%- set min_savings = var('recommendation_min_monthly_savings', 10) %}
+{%- set min_savings = var('recommendation_min_monthly_savings') %}
 {%- set rule_models = [
-    'int_recommendations__inference_pools',
-    'int_recommendations__spot_moves',
-    'int_recommendations__rightsizing',
-    'int_recommendations__idle_machines',
+    'fct_inference_pool_recommendations',
+    'fct_spot_move_recommendations',
+    'fct_rightsizing_recommendations',
+    'fct_idle_machine_recommendations',
 ] %}
 {%- set columns = [
     'recommendation_type', 'action', 'provider', 'region', 'instance_type', 'instance_family', 'gpu_model',
@@ -31,8 +31,8 @@
 ] %}
 {%- set scope_parts = [] %}
 {%- for column in scope %}
-    {%- if not loop.first %}{% do scope_parts.append("'|'") %}{% endif %}
-    {%- do scope_parts.append("coalesce(" ~ column ~ ", '')") %}
+{%- if not loop.first %}{% do scope_parts.append("'|'") %}{% endif %}
+{%- do scope_parts.append("coalesce(" ~ column ~ ", '')") %}
 {%- endfor %}
 
 with
@@ -79,7 +79,7 @@ final as (
         project,
         target_instance_type,
         price_source,
-        '{{ var("reporting_currency", "USD") }}' as currency,
+        '{{ var("reporting_currency") }}' as currency,
         -- evidence
         cast(lookback_days as double) as lookback_days,
         cast(p50_gpus as double) as p50_gpus,

@@ -135,19 +135,30 @@ final as (
         resource_name as ResourceName,
         consumed_service as ResourceType,
         case
-            when meter_category in ('Virtual Machines', 'Virtual Machines Licenses', 'Container Instances',
-                'Azure Kubernetes Service', 'Functions', 'Cloud Services', 'Batch') then 'Compute'
+            when meter_category in (
+                'Virtual Machines', 'Virtual Machines Licenses', 'Container Instances',
+                'Azure Kubernetes Service', 'Functions', 'Cloud Services', 'Batch'
+            ) then 'Compute'
             when meter_category in ('Storage', 'Backup') then 'Storage'
-            when meter_category in ('Bandwidth', 'Virtual Network', 'Load Balancer', 'VPN Gateway',
-                'Application Gateway', 'Azure DNS', 'Network Watcher', 'Azure Front Door Service') then 'Networking'
-            when meter_category in ('SQL Database', 'SQL Managed Instance', 'Azure Database for MySQL',
-                'Azure Database for PostgreSQL', 'Azure Cosmos DB', 'Redis Cache') then 'Databases'
-            when meter_category in ('Azure Data Factory v2', 'Azure Synapse Analytics', 'Event Hubs', 'Log Analytics',
-                'Azure Databricks', 'HDInsight') then 'Analytics'
-            when meter_category in ('Advanced Data Security', 'Advanced Threat Protection', 'Key Vault',
-                'Microsoft Defender for Cloud', 'Sentinel') then 'Security'
+            when meter_category in (
+                'Bandwidth', 'Virtual Network', 'Load Balancer', 'VPN Gateway',
+                'Application Gateway', 'Azure DNS', 'Network Watcher', 'Azure Front Door Service'
+            ) then 'Networking'
+            when meter_category in (
+                'SQL Database', 'SQL Managed Instance', 'Azure Database for MySQL',
+                'Azure Database for PostgreSQL', 'Azure Cosmos DB', 'Redis Cache'
+            ) then 'Databases'
+            when meter_category in (
+                'Azure Data Factory v2', 'Azure Synapse Analytics', 'Event Hubs', 'Log Analytics',
+                'Azure Databricks', 'HDInsight'
+            ) then 'Analytics'
+            when meter_category in (
+                'Advanced Data Security', 'Advanced Threat Protection', 'Key Vault',
+                'Microsoft Defender for Cloud', 'Sentinel'
+            ) then 'Security'
             when meter_category in ('Azure Monitor', 'Automation') then 'Management and Governance'
-            when meter_category in ('Cognitive Services', 'Azure Machine Learning', 'Azure OpenAI') then 'AI and Machine Learning'
+            when meter_category in ('Cognitive Services', 'Azure Machine Learning', 'Azure OpenAI')
+                then 'AI and Machine Learning'
             else 'Other'
         end as ServiceCategory,
         coalesce(meter_category, consumed_service, 'Azure') as ServiceName,
@@ -174,11 +185,14 @@ final as (
         cast(null as integer) as x_GpuCount,
         -- the bill's own word: Virtual Machines meters of the N series (NC, ND, NV, NG) are GPU VMs
         case
-            when meter_category = 'Virtual Machines' and {{ regexp_contains("coalesce(meter_subcategory, '')", '^N[CDVG]') }}
+            when
+                meter_category = 'Virtual Machines'
+                and {{ regexp_contains("coalesce(meter_subcategory, '')", '^N[CDVG]') }}
                 then true
         end as x_IsGpuInstance,
         case
-            when charge_type = 'Usage' and vm_size is not null and lower(unit_of_measure) like '%hour%' then quantity * 3600
+            when charge_type = 'Usage' and vm_size is not null and lower(unit_of_measure) like '%hour%'
+                then quantity * 3600
         end as x_UsageSeconds,
         cast(0 as double) as x_DepreciationCost,
         cast(0 as double) as x_FacilityCost,

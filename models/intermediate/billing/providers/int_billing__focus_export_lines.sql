@@ -37,9 +37,7 @@ normalised as (
         case when lower(trim(ChargeClass)) = 'correction' then 'Correction' end as charge_class,
         {{ json_text('x_SkuDetails', '$.ServiceType') }} as azure_vm_size,
         {{ json_text('x_SkuDetails', '$.VMName') }} as azure_vm_name,
-        lower(ProviderName) in ('microsoft', 'azure', 'microsoft azure') as is_azure,
-        lower(ProviderName) in ('aws', 'amazon web services') as is_aws,
-        lower(ProviderName) in ('google cloud', 'gcp', 'google') as is_gcp
+        {{ focus_provider('ProviderName') }} as provider
     from charges
 ),
 
@@ -50,18 +48,18 @@ enriched as (
             when nullif(trim(x_InstanceType), '') is not null then trim(x_InstanceType)
             when {{ is_json('SkuPriceDetails') }} and {{ json_text('SkuPriceDetails', '$.InstanceType') }} is not null
                 then {{ json_text('SkuPriceDetails', '$.InstanceType') }}
-            when is_azure then azure_vm_size
-            when is_aws then {{ regexp_group(
+            when provider = 'azure' then azure_vm_size
+            when provider = 'aws' then {{ regexp_group(
                 'ChargeDescription', '([a-z][a-z0-9-]*\.(?:[0-9]*xlarge|large|medium|small|micro|nano|metal))'
             ) }}
         end as instance_type,
         case
-            when is_azure and lower(coalesce(ResourceId, '')) like '%/virtualmachines/%'
+            when provider = 'azure' and lower(coalesce(ResourceId, '')) like '%/virtualmachines/%'
                 then lower({{ last_path_segment('ResourceId') }})
-            when is_azure and azure_vm_name is not null then lower(azure_vm_name)
-            when is_aws and ResourceId like 'i-%' then ResourceId
-            when is_gcp then {{ last_path_segment('ResourceId') }}
-            when lower(ProviderName) in ('oracle', 'oci') and lower(coalesce(ResourceId, '')) like 'ocid%.instance.%'
+            when provider = 'azure' and azure_vm_name is not null then lower(azure_vm_name)
+            when provider = 'aws' and ResourceId like 'i-%' then ResourceId
+            when provider = 'gcp' then {{ last_path_segment('ResourceId') }}
+            when provider = 'oci' and lower(coalesce(ResourceId, '')) like 'ocid%.instance.%'
                 then ResourceId
         end as instance_id,
         case lower(trim(ConsumedUnit))
@@ -116,7 +114,8 @@ final as (
         ListUnitPrice,
         case
             when charge_class is null and charge_category = 'Tax' then null
-            when charge_class is null and charge_category in ('Usage', 'Purchase') then coalesce(pricing_category, 'Other')
+            when charge_class is null and charge_category in ('Usage', 'Purchase')
+                then coalesce(pricing_category, 'Other')
             else pricing_category
         end as PricingCategory,
         coalesce(PricingCurrency, BillingCurrency, 'USD') as PricingCurrency,

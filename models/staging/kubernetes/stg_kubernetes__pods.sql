@@ -1,5 +1,5 @@
 with source as (
-    select * from {{ source_or_empty('kubernetes_pods', 'k8s_pods') }}
+    select * from {{ source_or_empty('kubernetes', 'k8s_pods') }}
 ),
 
 renamed as (
@@ -43,6 +43,7 @@ renamed as (
         deleted_at,
         -- lineage
         _source_file as source_file,
+        _source_row as source_row,
         _load_id as load_id
     from source
 )

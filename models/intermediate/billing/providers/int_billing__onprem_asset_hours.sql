@@ -24,8 +24,8 @@ hours as (
 owned_hours as (
     select
         *,
-        {{ hours_in_month('hour_start') }} as month_hours,
-        {{ add_months('purchase_date', 'depreciation_months') }} as depreciated_on
+        extract(day from {{ dbt.last_day(utc_date('hour_start'), 'month') }}) * 24 as month_hours,
+        cast({{ dbt.dateadd('month', 'depreciation_months', 'purchase_date') }} as date) as depreciated_on
     from hours
     where {{ utc_date('hour_start') }} >= purchase_date
 ),

@@ -1,12 +1,9 @@
 -- grain: one row per on-demand training pool (provider, region, instance_type, team, project) to move to spot
 {#-
     move_to_spot: bursty, checkpointed training that runs on on-demand machines.
-    - Pool: cloud machines (int_recommendations__instances) that mostly ran training and were mostly
-      billed on demand (pricing category Standard), by provider, region, instance type and owner.
-    - Checkpointed and recurring: at least `recommendation_spot_min_runs` training runs whose attempts
-      are tied together by a run id or a scheduler's job id across requeues (dim_jobs.run_key_source
-      other than `job`): work that can resume from a checkpoint after a reclaim.
-    - Bursty: the median of the pool's hourly GPUs in use is at most
+    - Pool, checkpointed runs and burstiness: int_recommendations__training_pools (on-demand training
+      machines by provider, region, instance type and owner). A pool is a candidate with at least
+      `recommendation_spot_min_runs` checkpointed runs whose median of hourly GPUs in use is at most
       `recommendation_spot_max_p50_to_peak_pct` % of the peak (machines waiting between runs).
     - Spot price per GPU-hour: the spot price of the instance type on the bills of the look-back
       (price_source bill); else the catalogue price less `recommendation_default_spot_discount_pct`
@@ -21,21 +18,21 @@
       (1 + retry overhead) × `hours_per_month` / look-back hours: spot machines launched per run, so
       the time between runs is no longer paid.
 #}
-{%- set min_runs = var('recommendation_spot_min_runs', 2) %}
-{%- set max_p50_pct = var('recommendation_spot_max_p50_to_peak_pct', 50) %}
-{%- set spot_discount = var('recommendation_default_spot_discount_pct', 60) %}
-{%- set default_overhead = var('recommendation_default_spot_retry_overhead_pct', 15) %}
-{%- set hours_per_month = var('hours_per_month', 730) %}
-{%- set currency = var('reporting_currency', 'USD') %}
+{%- set min_runs = var('recommendation_spot_min_runs') %}
+{%- set max_p50_pct = var('recommendation_spot_max_p50_to_peak_pct') %}
+{%- set spot_discount = var('recommendation_default_spot_discount_pct') %}
+{%- set default_overhead = var('recommendation_default_spot_retry_overhead_pct') %}
+{%- set hours_per_month = var('hours_per_month') %}
+{%- set currency = var('reporting_currency') %}
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
-instance_hours as (
-    select * from {{ ref('int_recommendations__instance_hours') }}
+training_pools as (
+    select * from {{ ref('int_recommendations__training_pools') }}
 ),
 
 instances as (
@@ -52,97 +49,6 @@ prices as (
 
 training_runs as (
     select * from {{ ref('fct_training_run_costs') }}
-),
-
-lookback as (
-    select
-        min(lookback_start) as lookback_start,
-        min(lookback_end) as lookback_end,
-        min(lookback_hours) as lookback_hours
-    from lookback_hours
-),
-
-candidates as (
-    select *
-    from instances
-    where workload_class = 'training' and pricing_category = 'Standard'
-),
-
-pools as (
-    select
-        provider,
-        region,
-        instance_type,
-        team,
-        project,
-        max(instance_family) as instance_family,
-        max(gpu_model) as gpu_model,
-        count(*) as machines,
-        sum(provisioned_gpu_hours) as provisioned_gpu_hours,
-        sum(in_use_gpu_hours) as in_use_gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours,
-        sum(idle_gpu_hours) as idle_gpu_hours,
-        sum(effective_cost) as effective_cost
-    from candidates
-    group by provider, region, instance_type, team, project
-),
-
-pool_runs as (
-    select
-        candidates.provider,
-        candidates.region,
-        candidates.instance_type,
-        candidates.team,
-        candidates.project,
-        count(distinct instance_jobs.run_key) as runs
-    from candidates
-    inner join instance_jobs
-        on candidates.instance_id = instance_jobs.instance_id
-    where
-        instance_jobs.workload_class = 'training'
-        and instance_jobs.run_key is not null
-        and instance_jobs.run_key_source <> 'job'
-    group by candidates.provider, candidates.region, candidates.instance_type, candidates.team, candidates.project
-),
-
-pool_hours as (
-    select
-        candidates.provider,
-        candidates.region,
-        candidates.instance_type,
-        candidates.team,
-        candidates.project,
-        instance_hours.hour_start,
-        sum(instance_hours.in_use_gpus) as in_use_gpus
-    from candidates
-    inner join instance_hours
-        on candidates.instance_id = instance_hours.instance_id
-    group by
-        candidates.provider,
-        candidates.region,
-        candidates.instance_type,
-        candidates.team,
-        candidates.project,
-        instance_hours.hour_start
-),
-
-pool_demand as (
-    select
-        pools.provider,
-        pools.region,
-        pools.instance_type,
-        pools.team,
-        pools.project,
-        percentile_cont(0.5) within group (order by coalesce(pool_hours.in_use_gpus, 0)) as p50_gpus,
-        percentile_cont(0.95) within group (order by coalesce(pool_hours.in_use_gpus, 0)) as p95_gpus,
-        max(coalesce(pool_hours.in_use_gpus, 0)) as peak_gpus
-    from pools
-    cross join lookback_hours
-    left join pool_hours
-        on
-            {{ recommendations_pool_join('pools', 'pool_hours') }}
-            and lookback_hours.hour_start = pool_hours.hour_start
-    group by pools.provider, pools.region, pools.instance_type, pools.team, pools.project
 ),
 
 -- training runs that ran on spot capacity in the look-back, and the provider they ran in
@@ -201,11 +107,7 @@ fleet_overhead as (
 
 priced as (
     select
-        pools.*,
-        pool_runs.runs,
-        pool_demand.p50_gpus,
-        pool_demand.p95_gpus,
-        pool_demand.peak_gpus,
+        training_pools.*,
         lookback.lookback_start,
         lookback.lookback_end,
         lookback.lookback_hours,
@@ -223,20 +125,14 @@ priced as (
         coalesce(provider_overheads.retry_overhead_pct, fleet_overhead.retry_overhead_pct, {{ default_overhead }})
             as retry_overhead_pct,
         coalesce(provider_overheads.interruption_rate, fleet_overhead.interruption_rate) as interruption_rate,
-        pools.effective_cost * {{ hours_per_month }} / lookback.lookback_hours as current_monthly_cost
-    from pools
-    inner join pool_runs
-        on
-            {{ recommendations_pool_join('pools', 'pool_runs') }}
-    inner join pool_demand
-        on
-            {{ recommendations_pool_join('pools', 'pool_demand') }}
+        training_pools.effective_cost * {{ hours_per_month }} / lookback.lookback_hours as current_monthly_cost
+    from training_pools
     cross join lookback
     cross join fleet_overhead
     left join prices
-        on pools.provider = prices.provider and pools.instance_type = prices.instance_type
+        on training_pools.provider = prices.provider and training_pools.instance_type = prices.instance_type
     left join provider_overheads
-        on pools.provider = provider_overheads.provider
+        on training_pools.provider = provider_overheads.provider
 ),
 
 projected as (

@@ -1,13 +1,9 @@
 -- grain: one row per inference pool (provider, region, instance_type, team, project) to commit or to autoscale
 {#-
     buy_commitment and autoscale, for inference on on-demand cloud machines. Training never gets either:
-    only machines whose jobs were mostly inference (int_recommendations__instances.workload_class)
-    are pooled, by provider, region, instance type and owner; machines a terminate_idle or rightsize
-    recommendation already covers are left out. Only their on-demand (Standard) hours count: hours a
-    commitment already covers or spot prices gain nothing from either move. Per hour of the
-    look-back (0 when the pool had none): on-demand machines and GPUs provisioned, GPUs in use (held
-    by jobs) and busy GPUs (DCGM utilisation); the on-demand price per GPU-hour is the pool's own,
-    as billed.
+    the pools are inference machines, and their hourly on-demand demand is fct_inference_pool_hours'
+    (machines a terminate_idle or rightsize recommendation already covers are left out there); the
+    on-demand price per GPU-hour is the pool's own, as billed.
     - autoscale: the pool does not scale (in at least 90 % of the hours it runs as many on-demand GPUs as
       at its peak, and at least two machines), yet the work varies: each hour it would need
       busy GPUs / (`recommendation_autoscale_target_util_pct` / 100) GPUs, in whole machines, at least
@@ -23,100 +19,35 @@
       Usage already fully covered by commitments has no on-demand hours left, so no extra buy.
     Money is scaled to a month by `hours_per_month` / look-back hours.
 #}
-{%- set commit_percentile = var('recommendation_commitment_percentile', 10) %}
-{%- set default_discount = var('recommendation_default_commitment_discount_pct', 30) %}
-{%- set target_util = var('recommendation_autoscale_target_util_pct', 60) %}
-{%- set min_instances = var('recommendation_autoscale_min_instances', 1) %}
-{%- set hours_per_month = var('hours_per_month', 730) %}
-{%- set currency = var('reporting_currency', 'USD') %}
+{%- set commit_percentile = var('recommendation_commitment_percentile') %}
+{%- set default_discount = var('recommendation_default_commitment_discount_pct') %}
+{%- set target_util = var('recommendation_autoscale_target_util_pct') %}
+{%- set min_instances = var('recommendation_autoscale_min_instances') %}
+{%- set hours_per_month = var('hours_per_month') %}
+{%- set currency = var('reporting_currency') %}
 {%- set pool_keys = ['provider', 'region', 'instance_type', 'team', 'project'] %}
 
 with
 
-lookback_hours as (
-    select * from {{ ref('int_recommendations__lookback_hours') }}
-),
-
-instance_hours as (
-    select * from {{ ref('int_recommendations__instance_hours') }}
-),
-
-instances as (
-    select * from {{ ref('int_recommendations__instances') }}
+lookback as (
+    select * from {{ ref('int_recommendations__lookback') }}
 ),
 
 prices as (
     select * from {{ ref('int_recommendations__prices') }}
 ),
 
-idle_machines as (
-    select * from {{ ref('int_recommendations__idle_machines') }}
-),
-
-rightsizing as (
-    select * from {{ ref('int_recommendations__rightsizing') }}
-),
-
-lookback as (
-    select
-        min(lookback_start) as lookback_start,
-        min(lookback_end) as lookback_end,
-        min(lookback_hours) as lookback_hours
-    from lookback_hours
-),
-
-pool_machines as (
-    select *
-    from instances
-    where
-        workload_class = 'inference'
-        and not exists (select 1 from idle_machines where idle_machines.resource_id = instances.instance_id)
-        and not exists (select 1 from rightsizing where rightsizing.resource_id = instances.instance_id)
+dense_hours as (
+    select * from {{ ref('fct_inference_pool_hours') }}
 ),
 
 pools as (
-    select
+    select distinct
         {{ pool_keys | join(', ') }},
-        max(instance_family) as instance_family,
-        max(gpu_model) as gpu_model,
-        max(gpu_count) as gpu_count,
-        sum(committed_gpu_hours) as committed_gpu_hours
-    from pool_machines
-    group by {{ pool_keys | join(', ') }}
-),
-
-pool_hours as (
-    select
-        {% for key in pool_keys %}pool_machines.{{ key }}, {% endfor %}
-        instance_hours.hour_start,
-        sum(instance_hours.provisioned_gpus) as on_demand_gpus,
-        sum(instance_hours.provisioned_gpus / nullif(instance_hours.gpus, 0)) as on_demand_machines,
-        sum(instance_hours.in_use_gpus) as in_use_gpus,
-        sum(instance_hours.busy_gpus) as busy_gpus,
-        sum(instance_hours.effective_cost) as effective_cost
-    from pool_machines
-    inner join instance_hours
-        on pool_machines.instance_id = instance_hours.instance_id
-    where instance_hours.pricing_category = 'Standard'
-    group by {% for key in pool_keys %}pool_machines.{{ key }}, {% endfor %}instance_hours.hour_start
-),
-
-dense_hours as (
-    select
-        {% for key in pool_keys %}pools.{{ key }}, {% endfor %}
-        pools.gpu_count,
-        lookback_hours.hour_start,
-        coalesce(pool_hours.on_demand_gpus, 0) as on_demand_gpus,
-        coalesce(pool_hours.on_demand_machines, 0) as on_demand_machines,
-        coalesce(pool_hours.in_use_gpus, 0) as in_use_gpus,
-        coalesce(pool_hours.busy_gpus, 0) as busy_gpus,
-        coalesce(pool_hours.effective_cost, 0) as effective_cost
-    from pools
-    cross join lookback_hours
-    left join pool_hours
-        on
-            {{ recommendations_pool_join('pools', 'pool_hours') }}
-            and lookback_hours.hour_start = pool_hours.hour_start
+        instance_family,
+        gpu_model,
+        gpu_count
+    from dense_hours
 ),
 
 pool_stats as (
@@ -192,13 +123,15 @@ autoscale as (
 
 covered as (
     select
-        {% for key in pool_keys %}autoscale.{{ key }}, {% endfor %}
+        {%- for key in pool_keys %}
+        autoscale.{{ key }},
+        {%- endfor %}
         sum(least(dense_hours.on_demand_machines, autoscale.commit_instances)) as covered_machine_hours
     from autoscale
     inner join dense_hours
         on {{ recommendations_pool_join('autoscale', 'dense_hours') }}
     where not autoscale.is_autoscale_candidate and autoscale.commit_instances >= 1
-    group by {% for key in pool_keys %}autoscale.{{ key }}{% if not loop.last %}, {% endif %}{% endfor %}
+    group by {{ 'autoscale.' ~ pool_keys | join(', autoscale.') }}
 ),
 
 commitments as (
@@ -276,18 +209,20 @@ final as (
         cast(projected_monthly_cost as double) as projected_monthly_cost,
         case
             when recommendation_type = 'buy_commitment'
-                then team || '/' || project || ' inference ran at least '
-                || {{ format_number('baseline_gpus', 1) }} || ' on-demand ' || instance_type
-                || ' GPUs in use in {{ 100 - commit_percentile }} % of the hours (median '
-                || {{ format_number('p50_gpus', 1) }} || ', peak '
-                || {{ format_number('peak_gpus', 1) }} || '). Committing to ' || commit_instances
-                || ' machine' || case when commit_instances = 1 then '' else 's' end || ' at a '
-                || {{ format_number('commitment_discount_pct', 0) }} || ' % discount ('
-                || case when price_source = 'bill' then 'as billed for this type' else 'assumed' end
-                || '), the burst above staying on demand, would cost '
-                || {{ format_number('projected_monthly_cost', 0) }} || ' instead of '
-                || {{ format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
-            else team || '/' || project || ' runs '
+                then
+                    team || '/' || project || ' inference ran at least '
+                    || {{ format_number('baseline_gpus', 1) }} || ' on-demand ' || instance_type
+                    || ' GPUs in use in {{ 100 - commit_percentile }} % of the hours (median '
+                    || {{ format_number('p50_gpus', 1) }} || ', peak '
+                    || {{ format_number('peak_gpus', 1) }} || '). Committing to ' || commit_instances
+                    || ' machine' || case when commit_instances = 1 then '' else 's' end || ' at a '
+                    || {{ format_number('commitment_discount_pct', 0) }} || ' % discount ('
+                    || case when price_source = 'bill' then 'as billed for this type' else 'assumed' end
+                    || '), the burst above staying on demand, would cost '
+                    || {{ format_number('projected_monthly_cost', 0) }} || ' instead of '
+                    || {{ format_number('current_monthly_cost', 0) }} || ' {{ currency }} a month.'
+            else
+                team || '/' || project || ' runs '
                 || {{ format_number('peak_on_demand_gpus / gpu_count', 0) }}
                 || ' on-demand ' || instance_type || ' machines around the clock while a median '
                 || {{ format_number('p50_busy_gpus', 1) }} || ' GPUs are busy ('

@@ -1,0 +1,205 @@
+-- grain: one row per job attempt (a Slurm allocation or requeue, an array task, a pod, a generic-CSV row)
+{#-
+    Every scheduler's attempts on one shape, before their owners are resolved (int_workloads__jobs):
+    the labels they carry (team, project, run id, workload type, environment), the hints the owner and
+    class rules fall back on (namespace, Slurm account and WCKey, a heuristic workload class, an
+    environment hint), where they ran (hosts, a pod's node: int_workloads__pod_nodes) and on what: the
+    capacity type (a pod's node's; Slurm owned; a generic row's own) and the GPU model (a pod's node's
+    instance type in the catalogue, else its GPU product, else what DCGM reports on its host; Slurm:
+    DCGM on its first host, else its typed gres).
+#}
+with slurm as (
+    select * from {{ ref('int_workloads__slurm_attempts') }}
+),
+
+pods as (
+    select * from {{ ref('int_workloads__pod_attempts') }}
+),
+
+generic as (
+    select * from {{ ref('int_workloads__generic_attempts') }}
+),
+
+pod_nodes as (
+    select * from {{ ref('int_workloads__pod_nodes') }}
+),
+
+dcgm_series as (
+    select * from {{ ref('stg_dcgm__series') }}
+),
+
+gpu_models as (
+    select * from {{ ref('gpu_models') }}
+),
+
+instance_catalogue as (
+    select * from {{ ref('gpu_instance_catalogue') }}
+),
+
+host_gpu_models as (
+    select
+        dcgm_series.hostname,
+        min(gpu_models.gpu_model) as gpu_model
+    from dcgm_series
+    inner join gpu_models
+        on dcgm_series.model_name = gpu_models.dcgm_model_name
+    where dcgm_series.hostname is not null
+    group by 1
+),
+
+pod_jobs as (
+    select
+        pods.job_key,
+        'kubernetes' as scheduler,
+        pods.cluster,
+        pods.pod_uid as job_id,
+        pods.pod_uid as job_id_raw,
+        pods.label_run_id as run_id,
+        case when pods.label_run_id is not null then 'run_id' else 'job' end as run_key_source,
+        pods.pod_name as job_name,
+        pods.label_user as user_name,
+        pods.label_team,
+        pods.label_project,
+        cast(null as string) as label_cost_centre,
+        cast(null as string) as wckey,
+        pods.pod_namespace as namespace,
+        cast(null as string) as slurm_account,
+        pods.label_workload_type,
+        pods.label_environment,
+        case
+            when pods.owner_kind in ('PyTorchJob', 'TFJob', 'MPIJob', 'XGBoostJob', 'PaddleJob', 'JAXJob', 'TrainJob')
+                then 'training'
+            when
+                pods.owner_kind = 'Notebook'
+                or pods.pod_namespace like '%jupyter%'
+                or pods.pod_name like 'jupyter-%'
+                then 'development'
+            when pods.owner_kind in ('ReplicaSet', 'Deployment', 'StatefulSet', 'InferenceService')
+                then 'inference'
+            else 'batch'
+        end as heuristic_workload_class,
+        pods.pod_namespace as environment_hint,
+        pod_nodes.capacity_type,
+        coalesce(
+            instance_catalogue.gpu_model,
+            product_models.gpu_model,
+            host_gpu_models.gpu_model
+        ) as gpu_model,
+        pods.mig_profile,
+        pods.state,
+        pods.end_reason,
+        pods.gpus_allocated,
+        case
+            when pods.node_name is not null then {{ one_item_list('pods.node_name') }}
+            else {{ empty_string_list() }}
+        end as hostnames,
+        pod_nodes.instance_id,
+        pod_nodes.gpu_count as node_gpu_count,
+        {{ empty_string_list() }} as gpu_uuids,
+        pods.submitted_at,
+        pods.started_at,
+        pods.ended_at
+    from pods
+    left join pod_nodes
+        on pods.job_key = pod_nodes.job_key
+    left join instance_catalogue
+        on pod_nodes.instance_type = instance_catalogue.instance_type
+    left join gpu_models as product_models
+        on pod_nodes.gpu_product = replace(product_models.dcgm_model_name, ' ', '-')
+    left join host_gpu_models
+        on pods.node_name = host_gpu_models.hostname
+),
+
+slurm_jobs as (
+    select
+        slurm.job_key,
+        'slurm' as scheduler,
+        slurm.cluster,
+        slurm.job_id,
+        slurm.job_id_raw,
+        slurm.label_run_id as run_id,
+        case when slurm.label_run_id is not null then 'run_id' else 'slurm_job' end as run_key_source,
+        slurm.job_name,
+        slurm.user_name,
+        slurm.label_team,
+        slurm.label_project,
+        cast(null as string) as label_cost_centre,
+        slurm.wckey,
+        cast(null as string) as namespace,
+        slurm.account as slurm_account,
+        slurm.label_workload_type,
+        slurm.label_environment,
+        case
+            when
+                slurm.has_interactive_step
+                or lower(coalesce(slurm.job_name, '')) in ('interactive', 'bash', 'sh', 'zsh', 'jupyter', 'salloc')
+                or lower(coalesce(slurm.partition, '')) like '%interactive%'
+                then 'development'
+            when slurm.node_count > 1 then 'training'
+            else 'batch'
+        end as heuristic_workload_class,
+        slurm.partition as environment_hint,
+        'owned' as capacity_type,
+        coalesce(host_gpu_models.gpu_model, slurm.gres_gpu_model) as gpu_model,
+        cast(null as string) as mig_profile,
+        slurm.state,
+        slurm.end_reason,
+        slurm.gpus_allocated,
+        slurm.hostnames,
+        cast(null as string) as instance_id,
+        cast(null as bigint) as node_gpu_count,
+        {{ empty_string_list() }} as gpu_uuids,
+        slurm.submitted_at,
+        slurm.started_at,
+        slurm.ended_at
+    from slurm
+    left join host_gpu_models
+        on {{ first_item('slurm.hostnames') }} = host_gpu_models.hostname
+),
+
+generic_jobs as (
+    select
+        generic.job_key,
+        'generic' as scheduler,
+        generic.cluster,
+        generic.job_id,
+        generic.job_id as job_id_raw,
+        generic.run_id,
+        case when generic.run_id is not null then 'run_id' else 'job' end as run_key_source,
+        generic.job_name,
+        generic.user_name,
+        generic.team as label_team,
+        generic.project as label_project,
+        generic.cost_centre as label_cost_centre,
+        cast(null as string) as wckey,
+        cast(null as string) as namespace,
+        cast(null as string) as slurm_account,
+        generic.workload_class as label_workload_type,
+        generic.environment as label_environment,
+        'batch' as heuristic_workload_class,
+        generic.cluster as environment_hint,
+        generic.capacity_type,
+        generic.gpu_model,
+        generic.mig_profile,
+        generic.state,
+        generic.end_reason,
+        generic.gpus_allocated,
+        generic.hostnames,
+        cast(null as string) as instance_id,
+        cast(null as bigint) as node_gpu_count,
+        generic.gpu_uuids,
+        generic.submitted_at,
+        generic.started_at,
+        generic.ended_at
+    from generic
+),
+
+final as (
+    select * from pod_jobs
+    union all
+    select * from slurm_jobs
+    union all
+    select * from generic_jobs
+)
+
+select * from final
