@@ -1,4 +1,5 @@
-"""The FOCUS columns are written once (src/gpu_ledger/focus_columns.yml); what is generated from them is current.
+"""The FOCUS columns are written once (src/gpu_ledger/focus_columns.yml); what is generated from them is
+current.
 
 `python -m gpu_ledger.focus_codegen` writes the dbt macro, the doc blocks and the FOCUS column entries of
 the models' YAML; gpu_ledger.focus_spec reads the file at import. These tests fail when a generated file was

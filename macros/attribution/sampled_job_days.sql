@@ -12,3 +12,13 @@
     ) -%}
     {{ return(result.columns[0].values() | list) }}
 {%- endmacro %}
+
+
+{#- `column` lies in one of these days ('YYYY-MM-DD' strings): SQL for a where clause; false for none. -#}
+{% macro in_days(column, days) -%}
+    {%- if days -%}
+        {{ column }} in ({% for day in days %}cast('{{ day }}' as date){{ ", " if not loop.last }}{% endfor %})
+    {%- else -%}
+        1 = 0
+    {%- endif -%}
+{%- endmacro %}

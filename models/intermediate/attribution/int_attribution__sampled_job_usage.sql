@@ -7,8 +7,6 @@
     a fleet without them, so no build copies or rescans the samples for this.
 #}
 
-{%- set days = sampled_job_days(ref('int_attribution__job_hour_consumers')) %}
-
 with
 
 job_hours as (
@@ -22,11 +20,7 @@ intervals as (
 
 readings as (
     select * from {{ ref('int_telemetry__unit_readings') }}
-    {%- if days %}
-    where sampled_day in ({% for day in days %}cast('{{ day }}' as date){{ ", " if not loop.last }}{% endfor %})
-    {%- else %}
-    where 1 = 0
-    {%- endif %}
+    where {{ in_days('sampled_day', sampled_job_days(ref('int_attribution__job_hour_consumers'))) }}
 ),
 
 streams as (
