@@ -69,6 +69,7 @@ class Dimension:
     expr: str  # SQL over the semantic model's own columns
     is_time: bool = False
     description: str = ""
+    granularity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -304,8 +305,11 @@ class SemanticLayer:
             params += allowed
         if (query.start or query.end) and "metric_time" in cols:
             if query.start:
+                # a monthly model's month counts when the range starts inside it
+                grain = model.dimensions[model.agg_time_dimension].granularity
+                start = query.start.replace(day=1) if grain == "month" else query.start
                 where.append("metric_time >= ?")
-                params.append(query.start)
+                params.append(start)
             if query.end:
                 where.append("metric_time <= ?")
                 params.append(query.end)
@@ -453,7 +457,11 @@ def _semantic_model(raw: dict) -> SemanticModel:
     )
     dimensions = {
         d["name"]: Dimension(
-            d["name"], d.get("expr") or d["name"], d["type"] == "time", d.get("description", "")
+            d["name"],
+            d.get("expr") or d["name"],
+            d["type"] == "time",
+            d.get("description", ""),
+            (d.get("type_params") or {}).get("time_granularity"),
         )
         for d in raw.get("dimensions") or []
     }
