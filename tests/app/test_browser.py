@@ -20,13 +20,13 @@ ARGS = [
 ]
 # url path of each page (st.Page derives it from the file name) and a figure it must show
 PAGES = {
-    "overview": "GPU spend (amortised)",
-    "showback": "Total cost (incl. shared idle)",
-    "budgets": "Forecast month end",
+    "overview": "GPU spend",
+    "showback": "GPU-hours held",
+    "budgets": "Budget consumed",
     "waste": "Open idle periods",
     "jobs": "Job attempts",
     "purchasing": "Saved vs on-demand",
-    "business": "Business outcomes",
+    "business": "Cost per 1k inference requests",
     "capacity": "Provisioned GPU-hours",
     "data_health": "Telemetry lag",
     "sql": "Run query",

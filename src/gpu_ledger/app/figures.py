@@ -70,10 +70,14 @@ def full_range(f: filters.Filters) -> bool:
     return bool(opts["start"] and opts["end"] and f.start <= opts["start"] and f.end >= opts["end"])
 
 
-def applies(names: Sequence[str], *, dates: bool = True) -> set[str]:
-    """The sidebar filters that apply to every one of these metrics."""
+def applies(names: Sequence[str], *, dates: bool = True, skip: Sequence[str] = ()) -> set[str]:
+    """The sidebar filters that apply to every one of these metrics (less those in `skip`)."""
     sem = layer()
-    keys = {k for k, dim in SIDEBAR_DIMENSIONS.items() if all(sem.has_dimension(m, dim) for m in names)}
+    keys = {
+        k
+        for k, dim in SIDEBAR_DIMENSIONS.items()
+        if k not in skip and all(sem.has_dimension(m, dim) for m in names)
+    }
     if dates and all(sem.has_time(m) for m in names):
         keys.add("dates")
     return keys
@@ -91,9 +95,10 @@ def query(
     end=None,
     order_by: Sequence[str] = (),
     limit: int | None = None,
+    skip: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The metrics by `group_by` under the sidebar filters that apply to them (and `where`/`values`)."""
-    keys = applies(names, dates=dates)
+    keys = applies(names, dates=dates, skip=skip)
     chosen = {SIDEBAR_DIMENSIONS[k]: list(getattr(f, k)) for k in SIDEBAR_DIMENSIONS if k in keys}
     q = metrics.Query(
         metrics=list(names),
@@ -142,9 +147,11 @@ def cards(names: Sequence[str], f: filters.Filters, *, dates: bool = True, colum
     return got
 
 
-def caption(names: Sequence[str], f: filters.Filters, *, dates: bool = True, extra: str = "") -> None:
+def caption(
+    names: Sequence[str], f: filters.Filters, *, dates: bool = True, extra: str = "", skip: Sequence[str] = ()
+) -> None:
     """Which sidebar filters shape this page's figures."""
-    st.caption(f.caption(applies=applies(names, dates=dates)) + (f" {extra}" if extra else ""))
+    st.caption(f.caption(applies=applies(names, dates=dates, skip=skip)) + (f" {extra}" if extra else ""))
 
 
 def short_id(value, keep: int = 12) -> str:

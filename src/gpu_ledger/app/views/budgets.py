@@ -12,7 +12,15 @@ STATUS_COLOURS = {"on_track": "#2e7d32", "at_risk": "#ef6c00", "over_budget": "#
 STATUS_BACKGROUNDS = {"on_track": "#e8f5e9", "at_risk": "#fff3e0", "over_budget": "#ffebee"}
 STATUS_LABELS = {"on_track": "on track", "at_risk": "at risk", "over_budget": "over budget"}
 MONEY = ["budget", "actual_to_date", "forecast_month_end"]
-HEADLINE = ["budget", "budget_actual", "budget_forecast", "teams_over_budget", "teams_at_risk"]
+HEADLINE = [
+    "budget",
+    "budget_actual",
+    "budget_consumption",
+    "budget_forecast",
+    "teams_over_budget",
+    "teams_at_risk",
+]
+BUDGET_SKIP = ("projects",)  # the figures are team budgets; the project filter narrows the table
 
 
 def _months(f: filters.Filters) -> list:
@@ -35,7 +43,12 @@ def _status_style(value: str) -> str:
 st.title("Budgets: actual and forecast GPU cost against budget")
 if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Budget status"):
     f = filters.current()
-    figures.caption(HEADLINE, f, extra="The table lists project budgets too.")
+    figures.caption(
+        HEADLINE,
+        f,
+        skip=BUDGET_SKIP,
+        extra="Figures: team budgets (a project's budget sits inside its team's); the table lists both.",
+    )
     months = _months(f)
     if not months:
         st.info(
@@ -58,37 +71,34 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
         )
         # headline figures: the team-wide budgets (project budgets sit inside their team's), as Overview
         got = figures.values(
-            HEADLINE + ["budget_consumption", "budget_forecast_consumption"],
+            [*HEADLINE, "budget_forecast_consumption"],
             f,
             dates=False,
             start=month,
             end=month,
+            skip=BUDGET_SKIP,
         )
-        cols = st.columns(5)
+        cols = st.columns(6)
         figures.card(cols[0], "budget", got["budget"])
-        figures.card(
-            cols[1],
-            "budget_actual",
-            got["budget_actual"],
-            delta=f"{figures.formatted('ratio', got['budget_consumption'])} of budget",
-        )
+        figures.card(cols[1], "budget_actual", got["budget_actual"])
+        figures.card(cols[2], "budget_consumption", got["budget_consumption"])
         severity = "red" if got["teams_over_budget"] else "orange" if got["teams_at_risk"] else "green"
         figures.card(
-            cols[2],
+            cols[3],
             "budget_forecast",
             got["budget_forecast"],
             delta=f"{figures.formatted('ratio', got['budget_forecast_consumption'])} of budget",
             delta_color=severity,
         )
         figures.card(
-            cols[3],
+            cols[4],
             "teams_over_budget",
             got["teams_over_budget"],
             delta="over budget" if got["teams_over_budget"] else None,
             delta_color="red",
         )
         figures.card(
-            cols[4],
+            cols[5],
             "teams_at_risk",
             got["teams_at_risk"],
             delta="at risk" if got["teams_at_risk"] else None,

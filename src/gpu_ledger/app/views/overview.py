@@ -16,7 +16,9 @@ def budget_month(f: filters.Filters):
     """The latest budget month that starts on or before the window's end (the same one Budgets opens on)."""
     if not data.mart_exists("fct_budget_status"):
         return None
-    months = figures.query(["budget"], f, group_by=["metric_time__month"], dates=False, end=f.end)
+    months = figures.query(
+        ["budget"], f, group_by=["metric_time__month"], dates=False, end=f.end, skip=("projects",)
+    )
     return None if months.empty else months["metric_time__month"].max()
 
 
@@ -28,7 +30,7 @@ def budget_row(f: filters.Filters, columns) -> None:
         )
         return
     names = [*BUDGET, "budget", "budget_forecast_consumption"]
-    got = figures.values(names, f, dates=False, start=month, end=month)
+    got = figures.values(names, f, dates=False, start=month, end=month, skip=("projects",))
     share = got["budget_forecast_consumption"]
     severity = "red" if got["teams_over_budget"] else "orange" if got["teams_at_risk"] else "green"
     note = f"{month:%B %Y}, team budgets."

@@ -14,7 +14,7 @@ DIMENSIONS = {
     "Workload class": "workload_class",
     "Environment": "environment",
 }
-HEADLINE = ["gpu_spend", "idle_cost", "gpu_hours", "gpu_utilisation"]
+HEADLINE = ["gpu_spend", "idle_cost", "gpu_hours", "busy_gpu_hours", "gpu_utilisation"]
 BY_OWNER = ["gpu_spend", "idle_cost", "gpu_hours", "busy_gpu_hours", "gpu_utilisation"]
 
 
