@@ -656,6 +656,7 @@ def test_the_filters_are_in_the_url_and_a_shared_url_opens_that_view(home, wareh
     start, end, team = _window(warehouse)
     at = _open(_app(), "overview")
     _filter(at, start, end, team=team)
+
     def listed(value) -> list[str]:
         return [value] if isinstance(value, str) else list(value)
 

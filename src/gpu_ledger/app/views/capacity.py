@@ -53,7 +53,7 @@ if filters.require_warehouse():
                     alt.Tooltip("hours:Q", title="GPU-hours", format=",.1f"),
                 ],
             )
-            .properties(width=300, height=140)
+            .properties(width=230, height=130)
             .facet(facet=alt.Facet("gpu_model:N", title=None, sort=models), columns=3)
             .resolve_scale(y="independent")
             .properties(title="GPU-hours per day by GPU model (each chart on its own scale)")

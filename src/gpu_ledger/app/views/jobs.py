@@ -35,7 +35,7 @@ if filters.require_warehouse():
     if not runs.empty:
         runs["run"] = runs["run_key"].map(lambda k: figures.short_id(k, 28))
         runs["other_cost"] = runs["true_cost"] - runs["interrupted_attempts_cost"]
-        top = runs.head(20)
+        top = runs[runs["true_cost"] > 0].head(20)
         long = top.melt(
             id_vars=["run", "run_key", "team"],
             value_vars=["other_cost", "interrupted_attempts_cost"],
@@ -43,7 +43,7 @@ if filters.require_warehouse():
         )
         long["part"] = long["part"].map(
             {
-                "other_cost": "Attempts that ran to the end",
+                "other_cost": "Other attempts",
                 "interrupted_attempts_cost": "Lost to interruptions",
             }
         )
@@ -57,7 +57,7 @@ if filters.require_warehouse():
                     "part:N",
                     title="Cost",
                     scale=alt.Scale(
-                        domain=["Attempts that ran to the end", "Lost to interruptions"],
+                        domain=["Other attempts", "Lost to interruptions"],
                         range=["#4c78a8", "#f58518"],
                     ),
                 ),

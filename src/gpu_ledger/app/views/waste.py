@@ -17,10 +17,9 @@ if filters.require_warehouse():
     f = filters.current()
     cur = figures.currency()
     figures.caption(
-        HEADLINE[1:],
+        HEADLINE,
         f,
-        extra="Idle GPU cost (first figure) is the owners' idle time, as on Overview: "
-        + f.caption(applies=figures.applies(["idle_cost"])).lower().rstrip("."),
+        extra="The provider filter narrows the idle periods; project and workload class the idle GPU cost.",
     )
     got = figures.values(["idle_cost"], f) | figures.values(HEADLINE[1:], f)
     cols = st.columns(4)
