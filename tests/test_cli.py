@@ -31,6 +31,7 @@ CONTRACT_COMMANDS = (
     "export",
     "status",
     "publish",
+    "metrics",
 )
 JOBS_CSV = "job_id,scheduler,submitted_at,gpus\nj-1,ray,2026-10-01T00:00:00Z,1\n"
 

@@ -34,6 +34,8 @@ def command(address: str, port: int) -> list[str]:
         str(port),
         "--browser.gatherUsageStats",
         "false",
+        "--client.toolbarMode",
+        "viewer",  # no Deploy button, rerun or clear-cache items: the app is for readers
     ]
 
 

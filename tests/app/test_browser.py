@@ -20,13 +20,13 @@ ARGS = [
 ]
 # url path of each page (st.Page derives it from the file name) and a figure it must show
 PAGES = {
-    "overview": "GPU spend (amortised)",
-    "showback": "Total cost (incl. shared idle)",
-    "budgets": "Forecast month end",
+    "overview": "GPU spend",
+    "showback": "GPU-hours held",
+    "budgets": "Budget consumed",
     "waste": "Open idle periods",
     "jobs": "Job attempts",
     "purchasing": "Saved vs on-demand",
-    "business": "Business outcomes",
+    "business": "Cost per 1k inference requests",
     "capacity": "Provisioned GPU-hours",
     "data_health": "Telemetry lag",
     "sql": "Run query",
@@ -63,14 +63,39 @@ def test_a_fresh_server_opens_a_page_by_its_own_url(server: str):
             browser.close()
 
 
+# pages where a chart tells the story (Data health and SQL are lists and a query box)
+CHARTED = {"overview", "showback", "budgets", "waste", "jobs", "purchasing", "business", "capacity"}
+VIEWPORT = {"width": 1440, "height": 900}
+
+# what sticks out to the right of the viewport: the page itself, any card, chart or table
+OVERFLOW = """() => {
+    const width = document.documentElement.clientWidth;
+    const out = [];
+    const page = document.documentElement.scrollWidth;
+    if (page > width + 1) out.push('page ' + page);
+    const kinds = ['stMetric', 'stVegaLiteChart', 'stDataFrame'].map((id) => `[data-testid="${id}"]`);
+    for (const sel of kinds) {
+        for (const el of document.querySelectorAll(sel)) {
+            const box = el.getBoundingClientRect();
+            if (box.width > 0 && box.right > width + 1) out.push(sel + ' ends at ' + Math.round(box.right));
+        }
+    }
+    return out;
+}"""
+
+
 def test_every_page_renders_in_chromium(server: str, tmp_path_factory):
+    """At 1,440 x 900 every page renders without an exception, shows its headline figures and (where it
+    has one) a chart, and nothing (page, card, chart or table) sticks out sideways: a table keeps its
+    money columns first, so none is hidden off screen. The screenshots (the first screen, and the whole
+    page) stay in the test's tmp dir as the artifact."""
     from playwright.sync_api import sync_playwright
 
     shots = tmp_path_factory.mktemp("screenshots")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page = browser.new_page(viewport=VIEWPORT)
             for name, figure in PAGES.items():
                 page.goto(f"{server}/{'' if name == 'overview' else name}", wait_until="domcontentloaded")
                 page.get_by_text(figure, exact=False).first.wait_for(timeout=30_000)
@@ -78,10 +103,23 @@ def test_every_page_renders_in_chromium(server: str, tmp_path_factory):
                 page.wait_for_function(
                     "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000
                 )
-                page.wait_for_timeout(500)
-                page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+                if name in CHARTED:
+                    page.locator("[data-testid='stVegaLiteChart']").first.wait_for(timeout=30_000)
+                page.wait_for_timeout(800)
+                page.screenshot(path=str(shots / f"{name}.png"))
+                page.screenshot(path=str(shots / f"{name}-full.png"), full_page=True)
                 assert page.locator("[data-testid='stException']").count() == 0, name
                 assert page.get_by_text(figure, exact=False).count() > 0, name
+                assert page.evaluate(OVERFLOW) == [], name
+                if name in CHARTED:
+                    chart = page.locator("[data-testid='stVegaLiteChart']").first.bounding_box()
+                    assert chart and chart["y"] < VIEWPORT["height"], (
+                        name,
+                        "the first chart is below the fold",
+                    )
+                header = page.get_by_test_id("stHeader")
+                assert "Deploy" not in header.inner_text(), name
+                assert page.locator("[data-testid='stAppDeployButton']").count() == 0, name
         finally:
             browser.close()
     print(f"screenshots in {shots}")

@@ -19,7 +19,7 @@ import streamlit as st
 from gpu_ledger import user_sql
 from gpu_ledger.home import Home
 from gpu_ledger.user_sql import RejectedQuery
-from gpu_ledger.warehouse import WarehouseMissing, snapshot
+from gpu_ledger.warehouse import WarehouseMissing, snapshot, writer
 
 MARTS = "marts"
 USER_SQL_ROW_LIMIT = 10_000
@@ -44,6 +44,12 @@ def _version(path: Path) -> float:
 
 def warehouse_exists() -> bool:
     return warehouse_path().exists()
+
+
+def locked_by() -> str | None:
+    """Who holds the published warehouse open read-write ("pid N (name)"), if anyone: a copy of a file
+    being written could be half-written, so the app says so instead of reading it."""
+    return writer(warehouse_path())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -129,6 +135,7 @@ __all__ = [
     "RejectedQuery",
     "WarehouseMissing",
     "home",
+    "locked_by",
     "mart_docs",
     "mart_exists",
     "marts",

@@ -14,6 +14,7 @@ from datetime import date, datetime, timedelta
 
 import streamlit as st
 
+from gpu_ledger import metrics
 from gpu_ledger.app import data
 
 KEYS = {
@@ -136,9 +137,10 @@ def options() -> dict:
 
 def render_sidebar() -> None:
     """Draw the filters in the sidebar (called by the entrypoint before every page)."""
-    if not data.warehouse_exists():
-        return
+    if not data.warehouse_exists() or data.locked_by() is not None:
+        return  # the page says why
     opts = options()
+    _from_url(opts)
     sidebar = st.sidebar
     sidebar.header("Filters")
     if opts["start"] and opts["end"]:
@@ -158,6 +160,54 @@ def render_sidebar() -> None:
         if key in st.session_state:  # drop choices a newer publish no longer has
             st.session_state[key] = [v for v in st.session_state[key] if v in opts[name]]
         sidebar.multiselect(label, opts[name], key=key, placeholder="All")
+    _to_url(opts)
+
+
+# the filters in the URL's query string, so that a view can be shared: ?start=...&end=...&team=a&team=b
+URL_KEYS = {
+    "providers": "provider",
+    "teams": "team",
+    "projects": "project",
+    "workload_classes": "workload_class",
+}
+
+
+def _from_url(opts: dict) -> None:
+    """On a session's first run, take the filters from the URL (a shared or bookmarked view)."""
+    if st.session_state.get("_filters_from_url"):
+        return
+    st.session_state["_filters_from_url"] = True
+    params = st.query_params
+    try:
+        start = date.fromisoformat(params["start"]) if "start" in params else None
+        end = date.fromisoformat(params["end"]) if "end" in params else None
+    except ValueError:
+        start = end = None
+    if start and end and opts["start"] and opts["end"]:
+        start, end = max(start, opts["start"]), min(end, opts["end"])
+        if start <= end:
+            st.session_state[KEYS["dates"]] = (start, end)
+    for name, param in URL_KEYS.items():
+        chosen = [v for v in params.get_all(param) if v in opts[name]]
+        if chosen:
+            st.session_state[KEYS[name]] = chosen
+
+
+def _to_url(opts: dict) -> None:
+    """Write the current filters into the URL (only what differs from all the data)."""
+    f = current()
+    wanted: dict[str, str | list[str]] = {}
+    if f.start and f.end and (f.start, f.end) != (opts["start"], opts["end"]):
+        wanted["start"], wanted["end"] = f.start.isoformat(), f.end.isoformat()
+    for name, param in URL_KEYS.items():
+        if getattr(f, name):
+            wanted[param] = list(getattr(f, name))
+    params = st.query_params
+    for key in [k for k in params if k in ("start", "end", *URL_KEYS.values()) and k not in wanted]:
+        del params[key]
+    for key, value in wanted.items():
+        if (params.get_all(key) if isinstance(value, list) else params.get(key)) != value:
+            params[key] = value
 
 
 def _valid_range(value, lo: date, hi: date) -> bool:
@@ -189,12 +239,23 @@ def current() -> Filters:
 # --- page helpers ---------------------------------------------------------------------------------
 
 
-def money(value) -> str:
-    """Currency (the reporting currency, USD by default)."""
+SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥", "INR": "₹"}
+
+
+def currency() -> str:
+    """The reporting currency: the dbt var `reporting_currency` every mart's money is in."""
+    return metrics.reporting_currency()
+
+
+def money(value, digits: int = 2) -> str:
+    """An amount in the reporting currency with thousands separators: $1,234.50, or 1,234.50 SEK."""
     if value is None or value != value:  # None or NaN
         return "–"
     value = float(value)
-    return f"-${-value:,.2f}" if value < 0 else f"${value:,.2f}"
+    code = currency()
+    body = f"{abs(value):,.{digits}f}"
+    text = f"{SYMBOLS[code]}{body}" if code in SYMBOLS else f"{body} {code}"
+    return f"-{text}" if value < 0 else text
 
 
 def pct(value, digits: int = 1) -> str:
@@ -211,9 +272,20 @@ def number(value, digits: int = 1) -> str:
 
 
 def require_warehouse() -> bool:
-    """Show how to build the warehouse when none is published; True when there is one."""
+    """Show how to build the warehouse when none is published, or who holds it open read-write; True
+    when there is one to read."""
     if data.warehouse_exists():
-        return True
+        holder = data.locked_by()
+        if holder is None:
+            return True
+        st.error(
+            f"**The warehouse is locked by another writer.** `{data.warehouse_path()}` is open read-write "
+            f"by {holder}, so a copy of it now could be half-written. Close that connection (DuckDB clients "
+            "and BI tools should open the warehouse read-only, e.g. `duckdb -readonly`) "
+            "and reload this page.",
+            icon=":material/lock:",
+        )
+        return False
     st.warning(
         f"No warehouse has been published at `{data.warehouse_path()}` yet. "
         "Run `make demo`, or `gpu-ledger ingest ...` then `gpu-ledger build`, and reload this page.",

@@ -6,12 +6,21 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import data, figures, filters
 
 STATUS_COLOURS = {"on_track": "#2e7d32", "at_risk": "#ef6c00", "over_budget": "#c62828"}
 STATUS_BACKGROUNDS = {"on_track": "#e8f5e9", "at_risk": "#fff3e0", "over_budget": "#ffebee"}
 STATUS_LABELS = {"on_track": "on track", "at_risk": "at risk", "over_budget": "over budget"}
 MONEY = ["budget", "actual_to_date", "forecast_month_end"]
+HEADLINE = [
+    "budget",
+    "budget_actual",
+    "budget_consumption",
+    "budget_forecast",
+    "teams_over_budget",
+    "teams_at_risk",
+]
+BUDGET_SKIP = ("projects",)  # the figures are team budgets; the project filter narrows the table
 
 
 def _months(f: filters.Filters) -> list:
@@ -34,7 +43,12 @@ def _status_style(value: str) -> str:
 st.title("Budgets: actual and forecast GPU cost against budget")
 if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Budget status"):
     f = filters.current()
-    st.caption(f.caption(applies={"dates", "teams", "projects"}))
+    figures.caption(
+        HEADLINE,
+        f,
+        skip=BUDGET_SKIP,
+        extra="Figures: team budgets (a project's budget sits inside its team's); the table lists both.",
+    )
     months = _months(f)
     if not months:
         st.info(
@@ -43,6 +57,7 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
             icon=":material/savings:",
         )
     else:
+        cur = figures.currency()
         month = st.selectbox("Budget month", months, format_func=lambda m: f"{m:%B %Y}", key="budgets_month")
         where, params = f.where(team="team", project="project")
         rows = data.query(
@@ -54,33 +69,40 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
                 order by forecast_pct_of_budget desc nulls first, team, project nulls first""",
             [month, *params],
         )
-        # project budgets sit inside their team's budget: total the team-wide rows (the project rows
-        # when a project filter leaves no team-wide row)
-        scope = rows[rows["project"].isna()]
-        if scope.empty:
-            scope = rows
-        budget, actual, forecast = (float(scope[c].sum()) for c in MONEY)
-        cols = st.columns(4)
-        cols[0].metric("Budget", filters.money(budget))
-        cols[1].metric(
-            "Actual to date",
-            filters.money(actual),
-            f"{filters.pct(100 * actual / budget)} of budget" if budget else None,
-            delta_color="off",
-            delta_arrow="off",
+        # headline figures: the team-wide budgets (project budgets sit inside their team's), as Overview
+        got = figures.values(
+            [*HEADLINE, "budget_forecast_consumption"],
+            f,
+            dates=False,
+            start=month,
+            end=month,
+            skip=BUDGET_SKIP,
         )
-        cols[2].metric(
-            "Forecast month end",
-            filters.money(forecast),
-            f"{filters.pct(100 * forecast / budget)} of budget" if budget else None,
-            delta_color="off",
-            delta_arrow="off",
+        cols = st.columns(6)
+        figures.card(cols[0], "budget", got["budget"])
+        figures.card(cols[1], "budget_actual", got["budget_actual"])
+        figures.card(cols[2], "budget_consumption", got["budget_consumption"])
+        severity = "red" if got["teams_over_budget"] else "orange" if got["teams_at_risk"] else "green"
+        figures.card(
+            cols[3],
+            "budget_forecast",
+            got["budget_forecast"],
+            delta=f"{figures.formatted('ratio', got['budget_forecast_consumption'])} of budget",
+            delta_color=severity,
         )
-        counts = rows["status"].value_counts()
-        cols[3].metric(
-            "Over budget / at risk",
-            f"{int(counts.get('over_budget', 0))} / {int(counts.get('at_risk', 0))}",
-            help="Budgets (team-wide and per project) whose month-end forecast is over, or near, the budget.",
+        figures.card(
+            cols[4],
+            "teams_over_budget",
+            got["teams_over_budget"],
+            delta="over budget" if got["teams_over_budget"] else None,
+            delta_color="red",
+        )
+        figures.card(
+            cols[5],
+            "teams_at_risk",
+            got["teams_at_risk"],
+            delta="at risk" if got["teams_at_risk"] else None,
+            delta_color="orange",
         )
         as_of = rows["as_of_day"].max() if not rows.empty else None
         if rows.empty:
@@ -94,9 +116,9 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
                 y=alt.Y("owner:N", title="Team / project", sort=None),
                 tooltip=[
                     alt.Tooltip("owner:N", title="Budget"),
-                    alt.Tooltip("budget:Q", title="Budget (USD)", format="$,.2f"),
-                    alt.Tooltip("actual_to_date:Q", title="Actual to date (USD)", format="$,.2f"),
-                    alt.Tooltip("forecast_month_end:Q", title="Forecast (USD)", format="$,.2f"),
+                    alt.Tooltip("budget:Q", title=f"Budget ({cur})", format=",.2f"),
+                    alt.Tooltip("actual_to_date:Q", title=f"Actual to date ({cur})", format=",.2f"),
+                    alt.Tooltip("forecast_month_end:Q", title=f"Forecast ({cur})", format=",.2f"),
                     alt.Tooltip("status_label:N", title="Status"),
                     alt.Tooltip("projected_breach_date:T", title="Projected breach", format="%Y-%m-%d"),
                 ],
@@ -106,7 +128,7 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
             )
             chart = alt.layer(
                 base.mark_bar(opacity=0.3).encode(
-                    x=alt.X("forecast_month_end:Q", title="Cost (USD)", axis=alt.Axis(format="$,.0f")),
+                    x=alt.X("forecast_month_end:Q", title=f"Cost ({cur})", axis=alt.Axis(format=",.0f")),
                     color=alt.Color("status_label:N", title="Status", scale=scale),
                 ),
                 base.mark_bar(height=10).encode(
@@ -114,7 +136,7 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
                 ),
                 base.mark_tick(color="black", thickness=2, size=24).encode(x="budget:Q"),
             ).properties(
-                title=f"{month:%B %Y}: actual to date (solid), forecast (light) and budget (black tick), USD",
+                title=f"{month:%B %Y}: actual to date (solid), forecast (light), budget (black tick), {cur}",
                 height=alt.Step(28),
             )
             st.altair_chart(chart.configure_axisY(labelLimit=260), width="stretch")
@@ -153,10 +175,10 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
                     "team": "Team",
                     "project": "Project",
                     "status": "Status",
-                    "budget": "Budget (USD)",
-                    "actual_to_date": "Actual to date (USD)",
+                    "budget": f"Budget ({cur})",
+                    "actual_to_date": f"Actual to date ({cur})",
                     "pct_of_budget": "Actual, % of budget",
-                    "forecast_month_end": "Forecast (USD)",
+                    "forecast_month_end": f"Forecast ({cur})",
                     "forecast_pct_of_budget": "Forecast, % of budget",
                     "projected_breach_date": "Projected breach",
                 },

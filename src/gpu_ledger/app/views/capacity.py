@@ -1,73 +1,85 @@
-"""Capacity: provisioned vs busy GPU-hours per GPU model per day."""
+"""Capacity: provisioned, allocated and busy GPU-hours per day, one small chart per GPU model."""
 
 from __future__ import annotations
 
 import altair as alt
 import streamlit as st
 
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import figures, filters
 
-st.title("Capacity: provisioned vs busy GPU-hours")
+HEADLINE = ["provisioned_gpu_hours", "fleet_busy_gpu_hours", "fleet_utilisation", "allocation_rate"]
+SERIES = {
+    "provisioned_gpu_hours": "Provisioned",
+    "allocated_gpu_hours": "Allocated to jobs",
+    "fleet_busy_gpu_hours": "Busy",
+}
+
+st.title("Capacity: provisioned, allocated and busy GPU-hours")
 if filters.require_warehouse():
     f = filters.current()
-    st.caption(f.caption(applies={"dates", "providers"}))
-    where, params = f.where(time="h.hour_start", provider="h.provider")
-    daily = data.query(
-        f"""select h.hour_start::date as day, coalesce(g.gpu_model, 'unknown') as gpu_model,
-                   sum(h.provisioned_seconds) / 3600 as provisioned_gpu_hours,
-                   sum(h.busy_gpu_hours) as busy_gpu_hours
-            from marts.fct_gpu_hours h left join marts.dim_gpus g using (gpu_id)
-            where {where} group by all order by day, gpu_model""",
-        params,
-    )
-    prov = daily["provisioned_gpu_hours"].sum() if not daily.empty else 0.0
-    busy = daily["busy_gpu_hours"].sum() if not daily.empty else 0.0
-    cols = st.columns(3)
-    cols[0].metric("Provisioned GPU-hours", filters.number(prov))
-    cols[1].metric("Busy GPU-hours", filters.number(busy))
-    cols[2].metric("Fleet utilisation", filters.pct(100 * busy / prov) if prov else "–")
+    figures.caption(HEADLINE, f)
+    figures.cards(HEADLINE, f)
+    daily = figures.query(list(SERIES), f, group_by=["metric_time__day", "gpu_model"])
     if daily.empty:
         st.info("No GPU-hours match these filters.")
     else:
+        daily["gpu_model"] = daily["gpu_model"].fillna("unknown")
         long = daily.melt(
-            id_vars=["day", "gpu_model"],
-            value_vars=["provisioned_gpu_hours", "busy_gpu_hours"],
+            id_vars=["metric_time__day", "gpu_model"],
+            value_vars=list(SERIES),
             var_name="measure",
-            value_name="gpu_hours",
+            value_name="hours",
         )
-        long["measure"] = long["measure"].map(
-            {"provisioned_gpu_hours": "Provisioned", "busy_gpu_hours": "Busy"}
-        )
+        long["measure"] = long["measure"].map(SERIES)
+        models = sorted(daily["gpu_model"].unique())
         chart = (
-            alt.Chart(long, title="Provisioned vs busy GPU-hours per day, by GPU model (GPU-hours)")
-            .mark_line(point=True)
+            alt.Chart(long)
+            .mark_line(point=False)
             .encode(
-                x=alt.X("day:T", title="Day (UTC)", timeUnit="yearmonthdate"),
-                y=alt.Y("gpu_hours:Q", title="GPU-hours per day"),
-                color=alt.Color("gpu_model:N", title="GPU model"),
-                strokeDash=alt.StrokeDash("measure:N", title="Measure"),
-                tooltip=[
-                    "day:T",
-                    "gpu_model:N",
+                x=alt.X(
+                    "metric_time__day:T", title=None, timeUnit="yearmonthdate", axis=alt.Axis(format="%d %b")
+                ),
+                y=alt.Y("hours:Q", title="GPU-hours per day"),
+                color=alt.Color(
                     "measure:N",
-                    alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.1f"),
+                    title="GPU-hours",
+                    scale=alt.Scale(domain=list(SERIES.values()), range=["#9d755d", "#4c78a8", "#54a24b"]),
+                    legend=alt.Legend(orient="top"),
+                ),
+                tooltip=[
+                    alt.Tooltip("metric_time__day:T", title="Day"),
+                    alt.Tooltip("gpu_model:N", title="GPU model"),
+                    alt.Tooltip("measure:N", title=""),
+                    alt.Tooltip("hours:Q", title="GPU-hours", format=",.1f"),
                 ],
             )
+            .properties(width=230, height=130)
+            .facet(facet=alt.Facet("gpu_model:N", title=None, sort=models), columns=3)
+            .resolve_scale(y="independent")
+            .properties(title="GPU-hours per day by GPU model (each chart on its own scale)")
         )
-        st.altair_chart(chart, width="stretch")
-        by_model = daily.groupby("gpu_model")[["provisioned_gpu_hours", "busy_gpu_hours"]].sum().reset_index()
-        by_model["utilisation_pct"] = 100 * by_model["busy_gpu_hours"] / by_model["provisioned_gpu_hours"]
+        st.altair_chart(chart)
+        by_model = figures.query(
+            [*SERIES, "fleet_utilisation", "allocation_rate"],
+            f,
+            group_by=["gpu_model"],
+            order_by=["-provisioned_gpu_hours"],
+        )
         st.dataframe(
             by_model,
             hide_index=True,
             column_config={
+                "gpu_model": "GPU model",
                 "provisioned_gpu_hours": st.column_config.NumberColumn(
-                    "Provisioned GPU-hours", format="%.1f"
+                    "Provisioned GPU-hours", format="localized"
                 ),
-                "busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours", format="%.1f"),
-                "utilisation_pct": st.column_config.NumberColumn("Utilisation (%)", format="%.1f %%"),
+                "allocated_gpu_hours": st.column_config.NumberColumn(
+                    "Allocated GPU-hours", format="localized"
+                ),
+                "fleet_busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours", format="localized"),
+                "fleet_utilisation": st.column_config.ProgressColumn(
+                    "Utilisation", format="percent", min_value=0, max_value=1
+                ),
+                "allocation_rate": st.column_config.NumberColumn("Allocated share", format="percent"),
             },
         )
-    if data.mart_exists("fct_capacity_daily"):
-        st.subheader("Allocation (fct_capacity_daily)")
-        st.dataframe(data.query("select * from marts.fct_capacity_daily order by all"), hide_index=True)

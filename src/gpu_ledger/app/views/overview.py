@@ -1,155 +1,118 @@
-"""Overview: what the GPUs cost in the window, how much of it did useful work, and the daily trend."""
+"""Overview: what the GPUs cost in the window, how much of it did useful work, the daily trend, this
+month's budgets, the savings on offer and the cost anomalies to look at."""
 
 from __future__ import annotations
 
 import altair as alt
 import streamlit as st
 
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import data, figures, filters
+
+HEADLINE = ["gpu_spend", "cost_per_busy_gpu_hour", "gpu_utilisation", "idle_cost"]
+BUDGET = ["budget_actual", "budget_forecast", "teams_over_budget", "teams_at_risk"]
 
 
-def _savings(f: filters.Filters, col) -> None:
-    """What the purchasing recommendations would save a month (their own look-back, not the dates)."""
-    if not data.mart_exists("fct_purchasing_recommendations"):
-        return
-    where, params = f.where(
-        provider="provider", team="team", project="project", workload_class="workload_class"
-    )
-    row = data.query(
-        f"""select coalesce(sum(estimated_monthly_savings), 0)::double as saving, count(*) as recommendations
-            from marts.fct_purchasing_recommendations where {where}""",
-        params,
-    ).iloc[0]
-    col.metric(
-        "Savings available per month",
-        filters.money(row["saving"]),
-        f"{int(row['recommendations'])} recommendations",
-        delta_color="off",
-        delta_arrow="off",
-        help="Estimated monthly savings of the purchasing recommendations (Purchasing page): commitments, "
-        "spot, rightsizing, idle machines, autoscaling. Judged over their own look-back, so the date "
-        "filter does not change them; the other filters do.",
-    )
-
-
-def _budget_row(f: filters.Filters) -> None:
-    """The latest budget month in the window: team budgets against actual and forecast cost, and the
-    savings the recommendations offer."""
-    cols = st.columns(4)
-    _savings(f, cols[3])
+def budget_month(f: filters.Filters):
+    """The latest budget month that starts on or before the window's end (the same one Budgets opens on)."""
     if not data.mart_exists("fct_budget_status"):
-        return
-    where, params = f.where(team="team")
-    if f.end:
-        where += " and month_start <= ?"
-        params = [*params, f.end]
-    row = data.query(
-        f"""select month_start, sum(budget)::double as budget, sum(actual_to_date)::double as actual,
-                   sum(forecast_month_end)::double as forecast,
-                   count(*) filter (where status = 'over_budget') as over_budget,
-                   count(*) filter (where status = 'at_risk') as at_risk
-            from marts.fct_budget_status
-            where project is null and {where}
-              and month_start = (select max(month_start) from marts.fct_budget_status
-                                 where project is null and {where})
-            group by month_start""",
-        [*params, *params],
+        return None
+    months = figures.query(
+        ["budget"], f, group_by=["metric_time__month"], dates=False, end=f.end, skip=("projects",)
     )
-    if row.empty:
-        cols[0].metric(
-            "Spend this month vs budget", "–", help="No team budget for this window: edit seeds/budgets.csv."
+    return None if months.empty else months["metric_time__month"].max()
+
+
+def budget_row(f: filters.Filters, columns) -> None:
+    month = budget_month(f)
+    if month is None:
+        columns[0].metric(
+            "Actual to date", "–", help="No team budget for this window: edit seeds/budgets.csv."
         )
         return
-    r = row.iloc[0]
-    month = f"{r['month_start']:%B %Y}"
-    cols[0].metric(
-        "Spend this month vs budget",
-        filters.money(r["actual"]),
-        f"{filters.pct(100 * r['actual'] / r['budget'])} of {filters.money(r['budget'])}"
-        if r["budget"]
-        else None,
-        delta_color="off",
-        delta_arrow="off",
-        help=f"{month}: GPU cost to date of the teams with a budget, against their budgets (Budgets page).",
+    names = [*BUDGET, "budget", "budget_forecast_consumption"]
+    got = figures.values(names, f, dates=False, start=month, end=month, skip=("projects",))
+    share = got["budget_forecast_consumption"]
+    severity = "red" if got["teams_over_budget"] else "orange" if got["teams_at_risk"] else "green"
+    note = f"{month:%B %Y}, team budgets."
+    figures.card(
+        columns[0],
+        "budget_actual",
+        got["budget_actual"],
+        delta=f"of {figures.money(got['budget'])} budget",
+        note=note,
     )
-    cols[1].metric(
-        "Forecast month end",
-        filters.money(r["forecast"]),
-        f"{filters.pct(100 * r['forecast'] / r['budget'])} of budget" if r["budget"] else None,
-        delta_color="off",
-        delta_arrow="off",
-        help=f"{month}: actual plus a weekday run-rate for the rest of the month.",
+    figures.card(
+        columns[1],
+        "budget_forecast",
+        got["budget_forecast"],
+        delta=f"{figures.formatted('ratio', share)} of budget" if share is not None else None,
+        delta_color=severity,
+        note=note,
     )
-    cols[2].metric(
-        "Teams over budget / at risk",
-        f"{int(r['over_budget'])} / {int(r['at_risk'])}",
-        help=f"{month}: team budgets whose month-end forecast is over, or near, the budget.",
+    figures.card(
+        columns[2],
+        "teams_over_budget",
+        got["teams_over_budget"],
+        delta="over budget" if got["teams_over_budget"] else None,
+        delta_color="red",
+        note=note,
+    )
+    figures.card(
+        columns[3],
+        "teams_at_risk",
+        got["teams_at_risk"],
+        delta="at risk" if got["teams_at_risk"] else None,
+        delta_color="orange",
+        note=note,
     )
 
 
 st.title("GPU spend overview")
 if filters.require_warehouse():
     f = filters.current()
-    where, params = f.where(
-        time="a.hour_start",
-        provider="g.provider",
-        team="a.team",
-        project="a.project",
-        workload_class="a.workload_class",
+    figures.caption(HEADLINE, f)
+    got = figures.cards(HEADLINE, f)
+    row = st.columns(5)
+    budget_row(f, row[:4])
+    savings = figures.values(["savings_available", "recommendations"], f, dates=False)
+    figures.card(
+        row[4],
+        "savings_available",
+        savings["savings_available"],
+        delta=f"{figures.formatted('count', savings['recommendations'] or 0)} recommendations",
+        note="Judged over the recommendations' own look-back, so the date filter does not change them.",
     )
-    st.caption(f.caption(applies={"dates", "providers", "teams", "projects", "workload_classes"}))
-    base = f"""
-        from marts.fct_gpu_hour_allocations a
-        left join marts.dim_gpus g using (gpu_id)
-        where {where}
-    """
-    totals = data.query(
-        f"""select
-                sum(a.cost)::double as spend,
-                sum(a.busy_gpu_hours) as busy_gpu_hours,
-                sum(a.allocated_seconds * a.share) / 3600 as gpu_hours,
-                coalesce(sum(a.cost) filter (where a.consumer_type = 'idle'), 0)::double as idle_cost
-            {base}""",
-        params,
-    ).iloc[0]
-    spend, busy, hours, idle = (totals[c] for c in ("spend", "busy_gpu_hours", "gpu_hours", "idle_cost"))
-    has = spend == spend and spend is not None
-    cols = st.columns(4)
-    cols[0].metric("GPU spend (amortised)", filters.money(spend if has else 0))
-    cols[1].metric("Cost per busy GPU-hour", filters.money(spend / busy) if has and busy else "–")
-    cols[2].metric("GPU utilisation", filters.pct(100 * busy / hours) if has and hours else "–")
-    cols[3].metric(
-        "Idle GPU cost",
-        filters.money(idle if has else 0),
-        help="Cost of GPU time no job held (its own consumer under the default idle policy).",
-    )
-    _budget_row(f)
-    if not has:
+    if got["gpu_spend"] is None:
         st.info("No GPU-hours match these filters: widen the date range or clear a filter.")
     else:
-        daily = data.query(
-            f"""select a.hour_start::date as day,
-                       case when a.consumer_type = 'idle' then 'Idle' else 'Jobs' end as consumer,
-                       sum(a.cost)::double as cost
-                {base} group by all order by day""",
-            params,
-        )
+        cur = figures.currency()
+        daily = figures.query(["gpu_spend", "idle_cost"], f, group_by=["metric_time__day"])
+        daily["Jobs"] = daily["gpu_spend"].astype(float) - daily["idle_cost"].astype(float)
+        daily["Idle"] = daily["idle_cost"].astype(float)
+        long = daily.melt(id_vars=["metric_time__day"], value_vars=["Jobs", "Idle"], var_name="consumer")
         chart = (
-            alt.Chart(daily, title="GPU spend by day, jobs vs idle (USD)")
+            alt.Chart(long, title=f"GPU spend by day, jobs vs idle ({cur})")
             .mark_bar()
             .encode(
-                x=alt.X("day:T", title="Day (UTC)", timeUnit="yearmonthdate"),
-                y=alt.Y("sum(cost):Q", title="Cost (USD)", axis=alt.Axis(format="$,.0f")),
-                color=alt.Color("consumer:N", title="Consumer"),
-                tooltip=[
-                    alt.Tooltip("day:T", title="Day"),
+                x=alt.X("metric_time__day:T", title="Day (UTC)", timeUnit="yearmonthdate"),
+                y=alt.Y("value:Q", title=f"GPU spend ({cur})", axis=alt.Axis(format=",.0f")),
+                color=alt.Color(
                     "consumer:N",
-                    alt.Tooltip("cost:Q", title="Cost (USD)", format="$,.2f"),
+                    title="Held by",
+                    scale=alt.Scale(domain=["Jobs", "Idle"], range=["#4c78a8", "#bab0ac"]),
+                ),
+                tooltip=[
+                    alt.Tooltip("metric_time__day:T", title="Day"),
+                    alt.Tooltip("consumer:N", title="Held by"),
+                    alt.Tooltip("value:Q", title=f"Cost ({cur})", format=",.2f"),
                 ],
             )
         )
         st.altair_chart(chart, width="stretch")
+        hours = figures.values(["gpu_hours", "busy_gpu_hours"], f)
         st.caption(
-            f"{filters.number(hours)} GPU-hours held, {filters.number(busy)} busy GPU-hours "
-            "(utilisation × time). Money in USD, amortised (commitments spread over their term)."
+            f"{filters.number(hours['gpu_hours'])} GPU-hours held, {filters.number(hours['busy_gpu_hours'])} "
+            f"busy GPU-hours (utilisation × time). Money in {cur}, amortised "
+            "(commitments spread over their term)."
         )
+    figures.anomalies(f)

@@ -7,7 +7,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import data, figures, filters
 
 TYPE_LABELS = {
     "buy_commitment": "Buy a commitment",
@@ -35,9 +35,11 @@ def _scope(row) -> str:
 
 
 def _recommendations(f: filters.Filters) -> None:
-    st.caption(
-        f.caption(applies={"providers", "teams", "projects", "workload_classes"})
-        + " Each recommendation is judged over the look-back shown in its row, not the date filter."
+    figures.caption(
+        ["savings_available"],
+        f,
+        dates=False,
+        extra="Each recommendation is judged over the look-back shown in its row, not the date filter.",
     )
     where, params = f.where(
         provider="provider", team="team", project="project", workload_class="workload_class"
@@ -54,16 +56,7 @@ def _recommendations(f: filters.Filters) -> None:
             order by estimated_monthly_savings desc, recommendation_id""",
         params,
     )
-    saving = float(recs["estimated_monthly_savings"].sum()) if not recs.empty else 0.0
-    current = float(recs["current_monthly_cost"].sum()) if not recs.empty else 0.0
-    cols = st.columns(3)
-    cols[0].metric("Savings available per month", filters.money(saving))
-    cols[1].metric("Recommendations", f"{len(recs):,}")
-    cols[2].metric(
-        "Saving on the cost they cover",
-        filters.pct(100 * saving / current) if current else "–",
-        help="Monthly savings / current monthly cost of the machines and pools the recommendations cover.",
-    )
+    figures.cards(["savings_available", "recommendations", "recommendations_saving_rate"], f, dates=False)
     if recs.empty:
         st.info(
             "No recommendation for these filters: nothing in the look-back saves enough to list (dbt var "
@@ -72,20 +65,23 @@ def _recommendations(f: filters.Filters) -> None:
             icon=":material/thumb_up:",
         )
         return
+    cur = figures.currency()
     recs["type"] = recs["recommendation_type"].map(TYPE_LABELS).fillna(recs["recommendation_type"])
     recs["scope"] = [_scope(r) for r in recs.itertuples()]
     by_type = recs.groupby("type", as_index=False)["estimated_monthly_savings"].sum()
     chart = (
-        alt.Chart(by_type, title="Estimated savings by recommendation type (USD per month)")
+        alt.Chart(by_type, title=f"Estimated savings by recommendation type ({cur} per month)")
         .mark_bar()
         .encode(
             x=alt.X(
-                "estimated_monthly_savings:Q", title="Savings (USD per month)", axis=alt.Axis(format="$,.0f")
+                "estimated_monthly_savings:Q",
+                title=f"Savings ({cur} per month)",
+                axis=alt.Axis(format=",.0f"),
             ),
             y=alt.Y("type:N", title="Recommendation", sort="-x"),
             tooltip=[
                 alt.Tooltip("type:N", title="Recommendation"),
-                alt.Tooltip("estimated_monthly_savings:Q", title="Savings (USD per month)", format="$,.2f"),
+                alt.Tooltip("estimated_monthly_savings:Q", title=f"Savings ({cur} per month)", format=",.2f"),
             ],
         )
     )
@@ -93,13 +89,13 @@ def _recommendations(f: filters.Filters) -> None:
     st.dataframe(
         recs[
             [
+                "estimated_monthly_savings",
+                "savings_pct",
                 "type",
                 "action",
                 "scope",
                 "current_monthly_cost",
                 "projected_monthly_cost",
-                "estimated_monthly_savings",
-                "savings_pct",
                 "price_source",
                 "rationale",
             ]
@@ -109,9 +105,9 @@ def _recommendations(f: filters.Filters) -> None:
             "type": st.column_config.TextColumn("Type"),
             "action": st.column_config.TextColumn("Action"),
             "scope": st.column_config.TextColumn("Scope", width="medium"),
-            "current_monthly_cost": st.column_config.NumberColumn("Current (USD/month)", format="dollar"),
-            "projected_monthly_cost": st.column_config.NumberColumn("Projected (USD/month)", format="dollar"),
-            "estimated_monthly_savings": st.column_config.NumberColumn("Saving (USD/month)", format="dollar"),
+            "current_monthly_cost": figures.money_column("Current per month"),
+            "projected_monthly_cost": figures.money_column("Projected per month"),
+            "estimated_monthly_savings": figures.money_column("Saving per month"),
             "savings_pct": st.column_config.NumberColumn("Saving (%)", format="%.0f %%"),
             "price_source": st.column_config.TextColumn(
                 "Price from",
@@ -131,69 +127,120 @@ def _recommendations(f: filters.Filters) -> None:
     )
 
 
+PRICING = ["amortised_gpu_cost", "billed_gpu_cost", "list_gpu_cost", "saving_vs_list"]
+# how GPU time is bought: calm, distinct colours (none reads as an alarm)
+PRICING_COLOURS = {"Standard": "#4c78a8", "Committed": "#54a24b", "Dynamic": "#b279a2", "Owned": "#9d755d"}
+
+
+def _commitments(f: filters.Filters) -> None:
+    st.subheader("Commitment utilisation")
+    figures.caption(["commitment_utilisation"], f)
+    figures.cards(["commitment_utilisation", "commitment_purchased", "commitment_unused"], f)
+    where, params = f.where(provider="provider")
+    rows = data.query(
+        f"""select utilization_pct / 100 as utilisation, unused_cost::double as unused_cost,
+                   purchased_cost::double as purchased_cost, used_cost::double as used_cost,
+                   net_savings::double as net_savings, commitment_type, provider, billing_month,
+                   coverage_pct / 100 as coverage, effective_savings_rate, commitment_id
+            from marts.fct_commitment_utilization where {where}
+            order by unused_cost desc nulls last""",
+        params,
+    )
+    rows["commitment"] = rows["commitment_id"].map(lambda c: figures.short_id(str(c).rsplit("/", 1)[-1], 24))
+    rows["commitment_type"] = rows["commitment_type"].str.replace("_", " ").str.capitalize()
+    st.dataframe(
+        rows[
+            [
+                "utilisation",
+                "unused_cost",
+                "purchased_cost",
+                "used_cost",
+                "net_savings",
+                "commitment_type",
+                "provider",
+                "billing_month",
+                "coverage",
+                "effective_savings_rate",
+                "commitment",
+                "commitment_id",
+            ]
+        ],
+        hide_index=True,
+        column_config={
+            "utilisation": st.column_config.ProgressColumn(
+                "Utilisation", format="percent", min_value=0, max_value=1
+            ),
+            "unused_cost": figures.money_column("Unused"),
+            "purchased_cost": figures.money_column("Purchased"),
+            "used_cost": figures.money_column("Used"),
+            "net_savings": figures.money_column("Net saving"),
+            "commitment_type": "Type",
+            "provider": "Provider",
+            "billing_month": "Month",
+            "coverage": st.column_config.NumberColumn("Coverage of eligible use", format="percent"),
+            "effective_savings_rate": st.column_config.NumberColumn(
+                "Effective savings rate", format="percent"
+            ),
+            "commitment": "Commitment",
+            "commitment_id": st.column_config.TextColumn("Commitment id (full)"),
+        },
+    )
+
+
 st.title("Purchasing: pricing mix, spot and recommendations")
 if filters.require_warehouse():
     f = filters.current()
-    st.caption(f.caption(applies={"dates", "providers"}))
-    where, params = f.where(time="hour_start", provider="provider")
-    mix = data.query(
-        f"""select pricing_category, provider,
-                   sum(provisioned_seconds) / 3600 as gpu_hours,
-                   sum(effective_cost)::double as effective_cost,
-                   sum(list_cost)::double as list_cost
-            from marts.fct_gpu_hours where {where} group by all order by effective_cost desc""",
-        params,
-    )
-    spend = mix["effective_cost"].sum() if not mix.empty else 0.0
-    listed = mix["list_cost"].sum() if not mix.empty else 0.0
-    cols = st.columns(3)
-    cols[0].metric("GPU spend (amortised)", filters.money(spend))
-    cols[1].metric("On-demand equivalent", filters.money(listed))
-    cols[2].metric(
-        "Saved vs on-demand",
-        filters.pct(100 * (listed - spend) / listed) if listed else "–",
-        help="1 − effective cost / list cost, over cloud GPU-hours and owned ones at their list equivalent.",
-    )
+    cur = figures.currency()
+    figures.caption(PRICING, f)
+    figures.cards(PRICING, f)
+    mix = figures.query(["amortised_gpu_cost"], f, group_by=["pricing_category", "provider"])
     if not mix.empty:
+        mix["amortised_gpu_cost"] = mix["amortised_gpu_cost"].astype(float)
         chart = (
-            alt.Chart(mix, title="GPU-hours by pricing category and provider (GPU-hours)")
+            alt.Chart(mix, title=f"Amortised GPU cost by pricing category and provider ({cur})")
             .mark_bar()
             .encode(
-                x=alt.X("sum(gpu_hours):Q", title="GPU-hours"),
-                y=alt.Y("pricing_category:N", title="Pricing category", sort="-x"),
-                color=alt.Color("provider:N", title="Provider"),
-                tooltip=[
+                x=alt.X(
+                    "sum(amortised_gpu_cost):Q", title=f"Amortised cost ({cur})", axis=alt.Axis(format=",.0f")
+                ),
+                y=alt.Y("provider:N", title="Provider", sort="-x"),
+                color=alt.Color(
                     "pricing_category:N",
-                    "provider:N",
-                    alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.1f"),
-                    alt.Tooltip("effective_cost:Q", title="Cost (USD)", format="$,.2f"),
+                    title="Pricing",
+                    scale=alt.Scale(domain=list(PRICING_COLOURS), range=list(PRICING_COLOURS.values())),
+                ),
+                tooltip=[
+                    alt.Tooltip("provider:N", title="Provider"),
+                    alt.Tooltip("pricing_category:N", title="Pricing"),
+                    alt.Tooltip("sum(amortised_gpu_cost):Q", title=f"Cost ({cur})", format=",.2f"),
                 ],
             )
         )
         st.altair_chart(chart, width="stretch")
 
     st.subheader("Spot interruptions")
+    figures.cards(["spot_interruptions", "spot_interruption_cost"], f)
     swhere, sparams = f.where(time="warning_at")
     spot = data.query(
-        f"""select warning_at, instance_id, instance_type, region, availability_zone, instance_action,
-                   killed_attempts, killed_gpu_seconds / 3600 as killed_gpu_hours,
-                   killed_attempts_cost::double as killed_attempts_cost
+        f"""select killed_attempts_cost::double as killed_attempts_cost, killed_attempts,
+                   killed_gpu_seconds / 3600 as killed_gpu_hours, warning_at, instance_type, region,
+                   availability_zone, instance_action, instance_id
             from marts.fct_spot_interruptions where {swhere} order by warning_at""",
         sparams,
-    )
-    cols = st.columns(2)
-    cols[0].metric("Interruptions", f"{len(spot):,}")
-    cols[1].metric(
-        "Cost of killed attempts", filters.money(spot["killed_attempts_cost"].sum() if not spot.empty else 0)
     )
     st.dataframe(
         spot,
         hide_index=True,
         column_config={
-            "killed_gpu_hours": st.column_config.NumberColumn("Killed GPU-hours", format="%.1f"),
-            "killed_attempts_cost": st.column_config.NumberColumn(
-                "Killed attempts cost (USD)", format="dollar"
-            ),
+            "killed_attempts_cost": figures.money_column("Cost of killed attempts"),
+            "killed_attempts": "Attempts killed",
+            "killed_gpu_hours": st.column_config.NumberColumn("GPU-hours lost", format="localized"),
+            "warning_at": st.column_config.DatetimeColumn("Warning (UTC)", format="YYYY-MM-DD HH:mm"),
+            "instance_type": "Instance type",
+            "region": "Region",
+            "availability_zone": "Zone",
+            "instance_action": "Action",
+            "instance_id": "Instance",
         },
     )
 
@@ -201,5 +248,4 @@ if filters.require_warehouse():
     if filters.require_mart("fct_purchasing_recommendations", "Purchasing recommendations"):
         _recommendations(f)
     if data.mart_exists("fct_commitment_utilization"):
-        st.subheader("Commitment utilisation")
-        st.dataframe(data.query("select * from marts.fct_commitment_utilization"), hide_index=True)
+        _commitments(f)

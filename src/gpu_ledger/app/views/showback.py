@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import data, figures, filters
 
 DIMENSIONS = {
     "Team": "team",
@@ -14,86 +14,99 @@ DIMENSIONS = {
     "Workload class": "workload_class",
     "Environment": "environment",
 }
+HEADLINE = ["gpu_spend", "idle_cost", "gpu_hours", "busy_gpu_hours", "gpu_utilisation"]
+BY_OWNER = ["gpu_spend", "idle_cost", "gpu_hours", "busy_gpu_hours", "gpu_utilisation"]
+
+
+def _cost_centres():
+    """Each team x project's cost centre (dim_jobs): GPU spend is owned by team and project, and a cost
+    centre groups projects."""
+    return data.query(
+        "select team, project, any_value(cost_centre) as cost_centre from marts.dim_jobs group by all"
+    )
+
 
 st.title("Showback: GPU cost by owner")
 if filters.require_warehouse():
     f = filters.current()
-    st.caption(f.caption(applies={"dates", "teams", "projects", "workload_classes"}))
+    figures.caption(HEADLINE, f)
+    figures.cards(HEADLINE, f)
     by_label = (
         st.segmented_control("Group by", list(DIMENSIONS), default="Team", key="showback_group_by") or "Team"
     )
     by = DIMENSIONS[by_label]
-    where, params = f.where(
-        day="o.day", team="o.team", project="o.project", workload_class="o.workload_class"
-    )
-    # cost centre is a job attribute: take each team × project's cost centre from dim_jobs
-    owners = data.query(
-        f"""with centres as (
-                select team, project, any_value(cost_centre) as cost_centre
-                from marts.dim_jobs group by all
-            )
-            select o.day, o.team, o.project, o.workload_class, o.environment,
-                   coalesce(c.cost_centre, 'unallocated') as cost_centre,
-                   o.gpu_hours, o.busy_gpu_hours, o.cost::double as cost,
-                   o.shared_idle_cost::double as shared_idle_cost, o.total_cost::double as total_cost
-            from marts.fct_cost_by_owner_daily o
-            left join centres c on c.team = o.team and c.project is not distinct from o.project
-            where {where}""",
-        params,
-    )
-    total = owners["total_cost"].sum() if not owners.empty else 0.0
-    cols = st.columns(3)
-    cols[0].metric("Total cost (incl. shared idle)", filters.money(total))
-    cols[1].metric("Owners", f"{owners[by].nunique() if not owners.empty else 0}")
-    cols[2].metric("GPU-hours", filters.number(owners["gpu_hours"].sum() if not owners.empty else 0))
-    if owners.empty:
+    cur = figures.currency()
+    if by == "cost_centre":
+        owners = figures.query(BY_OWNER[:-1], f, group_by=["team", "project"])
+        owners = owners.merge(_cost_centres(), on=["team", "project"], how="left")
+        owners["cost_centre"] = owners["cost_centre"].fillna("unallocated")
+        grouped = owners.groupby("cost_centre", dropna=False)[BY_OWNER[:-1]].sum().reset_index()
+        grouped["gpu_utilisation"] = grouped["busy_gpu_hours"] / grouped["gpu_hours"].where(
+            grouped["gpu_hours"] > 0
+        )
+    else:
+        grouped = figures.query(BY_OWNER, f, group_by=[by])
+    if grouped.empty:
         st.info("No cost matches these filters: widen the date range or clear a filter.")
     else:
-        grouped = (
-            owners.groupby(by, dropna=False)[
-                ["gpu_hours", "busy_gpu_hours", "cost", "shared_idle_cost", "total_cost"]
-            ]
-            .sum()
-            .reset_index()
-            .sort_values("total_cost", ascending=False)
-        )
+        for column in ("gpu_spend", "idle_cost"):
+            grouped[column] = grouped[column].astype(float)
         grouped[by] = grouped[by].fillna("(none)")
-        grouped["share_pct"] = 100 * grouped["total_cost"] / total if total else 0.0
+        grouped = grouped.sort_values("gpu_spend", ascending=False)
+        total = grouped["gpu_spend"].sum()
+        grouped["share"] = grouped["gpu_spend"] / total if total else 0.0
+        grouped["jobs_cost"] = grouped["gpu_spend"] - grouped["idle_cost"]
+        long = grouped.melt(id_vars=[by], value_vars=["jobs_cost", "idle_cost"], var_name="part")
+        long["part"] = long["part"].map({"jobs_cost": "Jobs", "idle_cost": "Idle"})
         chart = (
-            alt.Chart(grouped, title=f"GPU cost by {by_label.lower()} (USD)")
+            alt.Chart(long, title=f"GPU spend by {by_label.lower()}, jobs and idle ({cur})")
             .mark_bar()
             .encode(
-                x=alt.X("total_cost:Q", title="Total cost (USD)", axis=alt.Axis(format="$,.0f")),
-                y=alt.Y(f"{by}:N", title=by_label, sort="-x"),
+                x=alt.X("value:Q", title=f"GPU spend ({cur})", axis=alt.Axis(format=",.0f")),
+                y=alt.Y(f"{by}:N", title=by_label, sort=grouped[by].tolist()),
+                color=alt.Color(
+                    "part:N",
+                    title="Held by",
+                    scale=alt.Scale(domain=["Jobs", "Idle"], range=["#4c78a8", "#bab0ac"]),
+                ),
                 tooltip=[
-                    f"{by}:N",
-                    alt.Tooltip("total_cost:Q", title="Total cost (USD)", format="$,.2f"),
-                    alt.Tooltip("share_pct:Q", title="Share (%)", format=".1f"),
+                    alt.Tooltip(f"{by}:N", title=by_label),
+                    alt.Tooltip("part:N", title="Held by"),
+                    alt.Tooltip("value:Q", title=f"Cost ({cur})", format=",.2f"),
                 ],
             )
         )
         st.altair_chart(chart, width="stretch")
         st.dataframe(
-            grouped,
+            grouped[
+                [by, "gpu_spend", "share", "idle_cost", "gpu_hours", "busy_gpu_hours", "gpu_utilisation"]
+            ],
             hide_index=True,
             column_config={
                 by: by_label,
-                "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
-                "busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours", format="%.1f"),
-                "cost": st.column_config.NumberColumn("Cost (USD)", format="dollar"),
-                "shared_idle_cost": st.column_config.NumberColumn("Shared idle (USD)", format="dollar"),
-                "total_cost": st.column_config.NumberColumn("Total (USD)", format="dollar"),
-                "share_pct": st.column_config.NumberColumn("Share (%)", format="%.1f %%"),
+                "gpu_spend": figures.money_column("GPU spend"),
+                "share": st.column_config.ProgressColumn("Share", format="percent", min_value=0, max_value=1),
+                "idle_cost": figures.money_column("Idle cost"),
+                "gpu_hours": st.column_config.NumberColumn("GPU-hours held", format="localized"),
+                "busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours", format="localized"),
+                "gpu_utilisation": st.column_config.NumberColumn("Utilisation", format="percent"),
             },
         )
+        daily = figures.query(
+            ["gpu_spend", "idle_cost", "gpu_hours", "busy_gpu_hours"],
+            f,
+            group_by=["metric_time__day", "team", "project", "workload_class", "environment"],
+        )
         st.download_button(
-            "Download showback CSV (day × owner)",
-            owners.to_csv(index=False).encode(),
+            f"Download showback CSV (day × owner, {cur})",
+            daily.rename(columns={"metric_time__day": "day"}).to_csv(index=False).encode(),
             file_name="gpu_showback.csv",
             mime="text/csv",
             icon=":material/download:",
         )
+    figures.anomalies(f)
 
+    if not grouped.empty:
         st.subheader(f"Drill down: jobs of one {by_label.lower()}")
         choice = st.selectbox(by_label, grouped[by].tolist(), key="showback_drill")
         jwhere, jparams = f.where(
@@ -104,24 +117,34 @@ if filters.require_warehouse():
             workload_class="j.workload_class",
         )
         jobs = data.query(
-            f"""select j.job_key, d.name, d.user, j.team, j.project, d.cost_centre, j.workload_class,
-                       j.environment, j.end_reason, j.gpu_hours, j.avg_gpu_util_pct, j.cost::double as cost,
-                       j.started_at, j.ended_at
+            f"""select j.cost::double as cost, d.name, d.user, j.team, j.project, d.cost_centre,
+                       j.workload_class, j.end_reason, j.gpu_hours, j.avg_gpu_util_pct / 100 as utilisation,
+                       j.started_at, j.ended_at, j.job_key
                 from marts.fct_job_costs j join marts.dim_jobs d using (job_key)
                 where {jwhere} and coalesce(d.{by}::varchar, '(none)') = ?
                 order by cost desc nulls last""",
             [*jparams, choice],
         )
         st.caption(
-            f"{len(jobs)} job attempts, {filters.money(jobs['cost'].sum())} of job cost "
+            f"{len(jobs):,} job attempts, {figures.money(jobs['cost'].sum())} of job cost "
             "(idle and unallocated GPU time is not a job's)."
         )
         st.dataframe(
             jobs,
             hide_index=True,
             column_config={
-                "cost": st.column_config.NumberColumn("Cost (USD)", format="dollar"),
-                "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
-                "avg_gpu_util_pct": st.column_config.NumberColumn("Avg util (%)", format="%.1f %%"),
+                "cost": figures.money_column("Cost"),
+                "name": "Job",
+                "user": "User",
+                "team": "Team",
+                "project": "Project",
+                "cost_centre": "Cost centre",
+                "workload_class": "Class",
+                "end_reason": "Ended",
+                "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
+                "utilisation": st.column_config.NumberColumn("Avg utilisation", format="percent"),
+                "started_at": st.column_config.DatetimeColumn("Started (UTC)", format="YYYY-MM-DD HH:mm"),
+                "ended_at": st.column_config.DatetimeColumn("Ended (UTC)", format="YYYY-MM-DD HH:mm"),
+                "job_key": st.column_config.TextColumn("Job key", width="small"),
             },
         )

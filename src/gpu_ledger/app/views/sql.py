@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from gpu_ledger import metrics
 from gpu_ledger.app import data, filters
+from gpu_ledger.build import DOCS
 
 EXAMPLE = (
     "select team, sum(total_cost) as total_cost\n"
@@ -50,3 +52,32 @@ if filters.require_warehouse():
             st.dataframe(columns, hide_index=True, height=420)
             if not docs:
                 st.caption("No dbt manifest found under the home: column descriptions are not shown.")
+        site = data.home().root / DOCS
+        if site.exists():
+            st.download_button(
+                "dbt docs site (one HTML file: every model, column, test, metric and exposure)",
+                site.read_bytes(),
+                file_name="gpu-ledger-dbt-docs.html",
+                mime="text/html",
+                icon=":material/menu_book:",
+                key="sql_docs",
+            )
+            st.caption(f"Written by `gpu-ledger build` to `{site}`; open it in a browser.")
+    with st.expander("Metrics: the semantic layer's definitions (`gpu-ledger metrics list`)"):
+        sem = metrics.layer()
+        st.dataframe(
+            [
+                {
+                    "metric": m.name,
+                    "label": m.label,
+                    "unit": metrics.unit_label(m.unit),
+                    "description": m.description,
+                }
+                for m in sem.metrics.values()
+            ],
+            hide_index=True,
+        )
+        st.caption(
+            "Query them with `gpu-ledger metrics query --metrics gpu_spend --group-by team`, or with "
+            "MetricFlow: `DBT_TARGET=published mf query --metrics gpu_spend --group-by owner_day__team`."
+        )

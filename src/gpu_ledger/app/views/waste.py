@@ -1,52 +1,122 @@
-"""Waste: idle GPUs (open ones first, with owner and cost per day), low-utilisation jobs, unmonitored
-and unallocated cost."""
+"""Waste: what idle GPUs cost, by owner and cause over time; the idle periods to act on (open first);
+jobs that hold GPUs without using them; unmonitored and unallocated cost."""
 
 from __future__ import annotations
 
+import altair as alt
 import streamlit as st
 
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import data, figures, filters
 
 LOW_UTIL_PCT = 20.0
+HEADLINE = ["idle_cost", "idle_period_cost", "open_idle_periods", "open_idle_monthly_saving"]
+CAUSES = {"no_job": "No job on the GPU", "job_idle": "A job holds it idle", "unmonitored": "Unmonitored"}
 
 st.title("Waste: idle and under-used GPUs")
 if filters.require_warehouse():
     f = filters.current()
-    st.caption(f.caption(applies={"dates", "providers", "teams", "projects", "workload_classes"}))
+    cur = figures.currency()
+    figures.caption(
+        HEADLINE,
+        f,
+        extra="The provider filter narrows the idle periods; project and workload class the idle GPU cost.",
+    )
+    got = figures.values(["idle_cost"], f) | figures.values(HEADLINE[1:], f)
+    cols = st.columns(4)
+    for column, name in zip(cols, HEADLINE, strict=True):
+        figures.card(column, name, got[name])
+
+    by_cause = figures.query(["idle_period_cost"], f, group_by=["metric_time__day", "team", "cause"])
+    if not by_cause.empty:
+        by_cause["cause"] = by_cause["cause"].map(CAUSES).fillna(by_cause["cause"])
+        by_cause["idle_period_cost"] = by_cause["idle_period_cost"].astype(float)
+        left, right = st.columns([3, 2])
+        left.altair_chart(
+            alt.Chart(
+                by_cause, title=f"Idle GPU cost by day and cause ({cur}, by the day an idle period began)"
+            )
+            .mark_bar()
+            .encode(
+                x=alt.X("metric_time__day:T", title="Day (UTC)", timeUnit="yearmonthdate"),
+                y=alt.Y("sum(idle_period_cost):Q", title=f"Idle cost ({cur})", axis=alt.Axis(format=",.0f")),
+                color=alt.Color("cause:N", title="Cause", scale=alt.Scale(scheme="tableau10")),
+                tooltip=[
+                    alt.Tooltip("metric_time__day:T", title="Day"),
+                    alt.Tooltip("cause:N", title="Cause"),
+                    alt.Tooltip("sum(idle_period_cost):Q", title=f"Idle cost ({cur})", format=",.2f"),
+                ],
+            ),
+            width="stretch",
+        )
+        right.altair_chart(
+            alt.Chart(by_cause, title=f"Idle GPU cost by owner ({cur})")
+            .mark_bar()
+            .encode(
+                x=alt.X("sum(idle_period_cost):Q", title=f"Idle cost ({cur})", axis=alt.Axis(format=",.0f")),
+                y=alt.Y("team:N", title="Owner", sort="-x"),
+                color=alt.Color("cause:N", title="Cause", scale=alt.Scale(scheme="tableau10"), legend=None),
+                tooltip=[
+                    alt.Tooltip("team:N", title="Owner"),
+                    alt.Tooltip("cause:N", title="Cause"),
+                    alt.Tooltip("sum(idle_period_cost):Q", title=f"Idle cost ({cur})", format=",.2f"),
+                ],
+            ),
+            width="stretch",
+        )
+
+    st.subheader("Idle GPU periods to act on (open first, costliest per day first)")
     where, params = f.where(time="started_at", time_end="ended_at", provider="provider", team="owner")
     idle = data.query(
-        f"""select gpu_id, host, instance_id, provider, owner, cause, still_open, hours,
-                   avg_gpu_util_pct, cost::double as cost,
-                   (cost / nullif(hours, 0) * 24)::double as cost_per_day,
-                   recommended_action, monthly_saving::double as monthly_saving, started_at, ended_at
+        f"""select (cost / nullif(hours, 0) * 24)::double as cost_per_day,
+                   monthly_saving::double as monthly_saving, recommended_action, still_open, owner, cause,
+                   cost::double as cost, hours, avg_gpu_util_pct / 100 as utilisation, provider, host,
+                   gpu_id, instance_id, started_at, ended_at
             from marts.fct_idle_gpu_periods
             where {where}
             order by still_open desc, cost_per_day desc nulls last""",
         params,
     )
-    open_ = idle[idle["still_open"]] if not idle.empty else idle
-    cols = st.columns(4)
-    cols[0].metric("Idle periods cost", filters.money(idle["cost"].sum() if not idle.empty else 0))
-    cols[1].metric("Open idle periods", f"{len(open_)}")
-    cols[2].metric(
-        "Open idle burn per day",
-        filters.money(open_["cost_per_day"].sum() if not open_.empty else 0),
-        help="What the GPUs idle right now cost per day if nothing changes.",
-    )
-    cols[3].metric(
-        "Monthly saving if acted on", filters.money(open_["monthly_saving"].sum() if not open_.empty else 0)
-    )
-    st.subheader("Idle GPU periods (open first)")
+    idle["cause"] = idle["cause"].map(CAUSES).fillna(idle["cause"])
+    idle["gpu"] = idle["gpu_id"].map(figures.short_id)
     st.dataframe(
-        idle,
+        idle[
+            [
+                "cost_per_day",
+                "monthly_saving",
+                "recommended_action",
+                "still_open",
+                "owner",
+                "cause",
+                "cost",
+                "hours",
+                "utilisation",
+                "provider",
+                "host",
+                "gpu",
+                "started_at",
+                "ended_at",
+                "gpu_id",
+            ]
+        ],
         hide_index=True,
         column_config={
+            "cost_per_day": figures.money_column("Cost per day"),
+            "monthly_saving": figures.money_column("Monthly saving"),
+            "recommended_action": st.column_config.TextColumn("Action", width="medium"),
             "still_open": st.column_config.CheckboxColumn("Open"),
-            "hours": st.column_config.NumberColumn("Hours", format="%.1f"),
-            "avg_gpu_util_pct": st.column_config.NumberColumn("Avg util (%)", format="%.1f %%"),
-            "cost": st.column_config.NumberColumn("Cost (USD)", format="dollar"),
-            "cost_per_day": st.column_config.NumberColumn("Cost per day (USD)", format="dollar"),
-            "monthly_saving": st.column_config.NumberColumn("Monthly saving (USD)", format="dollar"),
+            "owner": "Owner",
+            "cause": "Cause",
+            "cost": figures.money_column("Cost so far"),
+            "hours": st.column_config.NumberColumn("Hours", format="localized"),
+            "utilisation": st.column_config.NumberColumn("Avg utilisation", format="percent"),
+            "provider": "Provider",
+            "host": "Host",
+            "gpu": st.column_config.TextColumn(
+                "GPU", help="GPU id, shortened: the full id is the last column"
+            ),
+            "started_at": st.column_config.DatetimeColumn("Began (UTC)", format="YYYY-MM-DD HH:mm"),
+            "ended_at": st.column_config.DatetimeColumn("Ended (UTC)", format="YYYY-MM-DD HH:mm"),
+            "gpu_id": st.column_config.TextColumn("GPU id (full)"),
         },
     )
 
@@ -59,58 +129,64 @@ if filters.require_warehouse():
         workload_class="workload_class",
     )
     low = data.query(
-        f"""select job_key, team, project, workload_class, environment, gpu_hours, avg_gpu_util_pct,
-                   p95_gpu_util_pct, cost::double as cost,
-                   idle_cost_within_job::double as idle_cost_within_job
+        f"""select idle_cost_within_job::double as idle_cost_within_job, cost::double as cost,
+                   team, project, workload_class, environment, gpu_hours,
+                   avg_gpu_util_pct / 100 as utilisation,
+                   p95_gpu_util_pct / 100 as p95_utilisation, job_key
             from marts.fct_job_costs
             where {jwhere} and avg_gpu_util_pct < ?
             order by idle_cost_within_job desc nulls last""",
         [*jparams, LOW_UTIL_PCT],
     )
-    st.metric(
-        "Idle cost inside low-utilisation jobs",
-        filters.money(low["idle_cost_within_job"].sum() if not low.empty else 0),
+    figures.card(
+        st, "idle_cost_within_jobs", figures.values(["idle_cost_within_jobs"], f)["idle_cost_within_jobs"]
     )
+    low["job"] = low["job_key"].map(figures.short_id)
     st.dataframe(
-        low,
+        low[
+            [
+                "idle_cost_within_job",
+                "cost",
+                "team",
+                "project",
+                "workload_class",
+                "environment",
+                "gpu_hours",
+                "utilisation",
+                "p95_utilisation",
+                "job",
+                "job_key",
+            ]
+        ],
         hide_index=True,
         column_config={
-            "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
-            "avg_gpu_util_pct": st.column_config.NumberColumn("Avg util (%)", format="%.1f %%"),
-            "p95_gpu_util_pct": st.column_config.NumberColumn("p95 util (%)", format="%.1f %%"),
-            "cost": st.column_config.NumberColumn("Cost (USD)", format="dollar"),
-            "idle_cost_within_job": st.column_config.NumberColumn("Idle within job (USD)", format="dollar"),
+            "idle_cost_within_job": figures.money_column("Idle within job"),
+            "cost": figures.money_column("Job cost"),
+            "team": "Team",
+            "project": "Project",
+            "workload_class": "Class",
+            "environment": "Environment",
+            "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
+            "utilisation": st.column_config.NumberColumn("Avg utilisation", format="percent"),
+            "p95_utilisation": st.column_config.NumberColumn("p95 utilisation", format="percent"),
+            "job": "Job",
+            "job_key": st.column_config.TextColumn("Job key (full)"),
         },
     )
 
     st.subheader("Unmonitored and unallocated cost")
-    hwhere, hparams = f.where(time="hour_start", provider="provider")
-    unmon = data.scalar(
-        f"select coalesce(sum(effective_cost), 0)::double from marts.fct_gpu_hours "
-        f"where {hwhere} and not is_monitored",
-        hparams,
-    )
-    awhere, aparams = f.where(
-        time="a.hour_start",
-        provider="g.provider",
-        team="a.team",
-        project="a.project",
-        workload_class="a.workload_class",
-    )
-    unalloc = data.scalar(
-        f"""select coalesce(sum(a.cost), 0)::double from marts.fct_gpu_hour_allocations a
-            left join marts.dim_gpus g using (gpu_id)
-            where {awhere} and a.consumer_type = 'job' and a.team = 'unallocated'""",
-        aparams,
-    )
+    unmon = figures.values(["amortised_gpu_cost"], f, values={"is_monitored": [False]})["amortised_gpu_cost"]
+    unalloc = figures.values(["gpu_spend"], f, values={"team": ["unallocated"]})["gpu_spend"]
     cols = st.columns(2)
     cols[0].metric(
         "Unmonitored GPU cost",
-        filters.money(unmon),
-        help="Billed GPUs with no telemetry: their cost is kept, their use is unknown.",
+        figures.money(unmon or 0),
+        help="Billed GPUs with no telemetry: their cost is kept, their use is unknown. Metric "
+        "`amortised_gpu_cost` for is_monitored = false.",
     )
     cols[1].metric(
-        "Unallocated job cost",
-        filters.money(unalloc),
-        help="Job time that maps to no team in the org map (fix the org map seed).",
+        "Unallocated GPU spend",
+        figures.money(unalloc or 0),
+        help="GPU spend owned by the `unallocated` owner: job time and untagged machines that map to no team "
+        "(fix the org map seed or the machines' tags). Metric `gpu_spend` for team = unallocated.",
     )

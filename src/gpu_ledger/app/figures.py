@@ -1,0 +1,188 @@
+"""Headline figures from the semantic layer, and how the pages format them.
+
+Every number a page shows as a headline (an `st.metric` card) is a MetricFlow metric of
+`models/marts/semantic/_metrics.yml`, computed by `gpu_ledger.metrics` with the sidebar's filters and
+labelled with the metric's own label: no page computes a figure in SQL of its own, so the same figure
+reads the same on every page (tests/app/test_pages.py checks it). A sidebar filter applies to a
+figure when the figure's semantic model has that dimension; the page's caption names the filters its
+figures cannot apply. Money is formatted in the reporting currency (the dbt var `reporting_currency`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from gpu_ledger import metrics
+from gpu_ledger.app import data, filters
+
+# sidebar filter -> the dimension it narrows
+SIDEBAR_DIMENSIONS = {
+    "providers": "provider",
+    "teams": "team",
+    "projects": "project",
+    "workload_classes": "workload_class",
+}
+# st.column_config.NumberColumn presets with a currency sign and thousands separators
+COLUMN_FORMATS = {"USD": "dollar", "EUR": "euro", "JPY": "yen"}
+SEVERITY = {"on_track": "green", "at_risk": "orange", "over_budget": "red"}
+
+
+def layer() -> metrics.SemanticLayer:
+    return metrics.layer()
+
+
+currency = filters.currency
+
+
+money = filters.money
+
+
+def formatted(unit: str, value) -> str:
+    """A metric's value as its unit reads: money, a percentage for a ratio, GPU-hours, a count."""
+    if value is None or value != value:
+        return "–"
+    if unit.startswith("currency"):
+        return money(value)
+    if unit == "ratio":
+        return filters.pct(100 * float(value))
+    if unit == "count":
+        return f"{int(round(float(value))):,}"
+    return filters.number(value)
+
+
+def money_column(label: str, **kwargs) -> st.column_config.NumberColumn:
+    """A money column: labelled with the currency, formatted with its sign and thousands separators."""
+    code = currency()
+    return st.column_config.NumberColumn(
+        f"{label} ({code})", format=COLUMN_FORMATS.get(code, "localized"), **kwargs
+    )
+
+
+def full_range(f: filters.Filters) -> bool:
+    """The date filter spans all the data: no date constraint (a job that started before the first
+    day of telemetry still counts, as it does in the marts' totals)."""
+    if not (f.start and f.end):
+        return True
+    opts = filters.options()
+    return bool(opts["start"] and opts["end"] and f.start <= opts["start"] and f.end >= opts["end"])
+
+
+def applies(names: Sequence[str], *, dates: bool = True, skip: Sequence[str] = ()) -> set[str]:
+    """The sidebar filters that apply to every one of these metrics (less those in `skip`)."""
+    sem = layer()
+    keys = {
+        k
+        for k, dim in SIDEBAR_DIMENSIONS.items()
+        if k not in skip and all(sem.has_dimension(m, dim) for m in names)
+    }
+    if dates and all(sem.has_time(m) for m in names):
+        keys.add("dates")
+    return keys
+
+
+def query(
+    names: Sequence[str],
+    f: filters.Filters,
+    *,
+    group_by: Sequence[str] = (),
+    dates: bool = True,
+    where: Sequence[str] = (),
+    values: dict | None = None,
+    start=None,
+    end=None,
+    order_by: Sequence[str] = (),
+    limit: int | None = None,
+    skip: Sequence[str] = (),
+) -> pd.DataFrame:
+    """The metrics by `group_by` under the sidebar filters that apply to them (and `where`/`values`)."""
+    keys = applies(names, dates=dates, skip=skip)
+    chosen = {SIDEBAR_DIMENSIONS[k]: list(getattr(f, k)) for k in SIDEBAR_DIMENSIONS if k in keys}
+    q = metrics.Query(
+        metrics=list(names),
+        group_by=list(group_by),
+        where=list(where),
+        values={**{k: v for k, v in chosen.items() if v}, **(values or {})},
+        start=start if start is not None else (f.start if "dates" in keys and not full_range(f) else None),
+        end=end if end is not None else (f.end if "dates" in keys and not full_range(f) else None),
+        order_by=list(order_by),
+        limit=limit,
+    )
+    sql, params = layer().compile(q)
+    return data.query(sql, params)
+
+
+def values(names: Sequence[str], f: filters.Filters, **kwargs) -> dict[str, float | None]:
+    """Each metric's one value (no group-by) under the filters."""
+    frame = query(names, f, **kwargs)
+    if frame.empty:
+        return dict.fromkeys(names)
+    row = frame.iloc[0]
+    return {n: (None if pd.isna(row[n]) else float(row[n])) for n in names}
+
+
+def card(
+    column, name: str, value, *, delta: str | None = None, delta_color: str = "off", note: str = ""
+) -> None:
+    """A headline figure: the metric's label, its value as its unit reads, its definition as help."""
+    metric = layer().metric(name)
+    column.metric(
+        metric.label,
+        formatted(metric.unit, value),
+        delta,
+        delta_color=delta_color if delta else "off",
+        delta_arrow="off",
+        help=f"{metric.description} (metric `{name}`){' ' + note if note else ''}",
+    )
+
+
+def cards(names: Sequence[str], f: filters.Filters, *, dates: bool = True, columns=None) -> dict:
+    """One card per metric in a row of columns; returns the values."""
+    got = values(names, f, dates=dates)
+    columns = columns or st.columns(len(names))
+    for column, name in zip(columns, names, strict=False):
+        card(column, name, got[name])
+    return got
+
+
+def caption(
+    names: Sequence[str], f: filters.Filters, *, dates: bool = True, extra: str = "", skip: Sequence[str] = ()
+) -> None:
+    """Which sidebar filters shape this page's figures."""
+    st.caption(f.caption(applies=applies(names, dates=dates, skip=skip)) + (f" {extra}" if extra else ""))
+
+
+def short_id(value, keep: int = 12) -> str:
+    """A long identifier (GPU UUID, 64-character job key) cut for a table; the full one sits in a
+    tooltip column or an expander."""
+    if not isinstance(value, str):
+        return "–"
+    return value if len(value) <= keep + 1 else value[:keep] + "…"
+
+
+def anomalies(f: filters.Filters) -> None:
+    """Team-days whose cost stands out from the team's own baseline (fct_team_cost_anomalies)."""
+    if not data.mart_exists("fct_team_cost_anomalies"):
+        return
+    where, params = f.where(day="day", team="team")
+    flagged = data.query(
+        f"""select day, team, direction, cost::double as cost, baseline_cost::double as baseline_cost,
+                   deviation_cost::double as deviation_cost, robust_z, baseline_days
+            from marts.fct_team_cost_anomalies where is_anomaly and {where}
+            order by abs(deviation_cost) desc""",
+        params,
+    )
+    if flagged.empty:
+        return
+    st.subheader(f"Cost anomalies: {len(flagged)} team-day{'s' if len(flagged) > 1 else ''} stand out")
+    for row in flagged.head(5).itertuples():
+        kind = "spike" if row.direction == "spike" or row.deviation_cost > 0 else "drop"
+        st.warning(
+            f"**{row.team}, {row.day:%a %d %b %Y}: cost {kind}.** {money(row.cost)} against a "
+            f"baseline of {money(row.baseline_cost)} (median of its previous {int(row.baseline_days)} "
+            f"days), {money(abs(row.deviation_cost))} {'above' if kind == 'spike' else 'below'} it, "
+            f"robust z = {row.robust_z:,.1f}.",
+            icon=":material/troubleshoot:",
+        )
