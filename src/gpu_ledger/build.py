@@ -127,6 +127,7 @@ def build(
             shutil.rmtree(private, ignore_errors=True)
         if result.success:
             _record(home, inputs)
+            write_docs(home, project_dir, inputs["project"])
         return result
 
 
@@ -157,30 +158,34 @@ def _build_in(
         return BuildResult(False, None, log, f"{done.stdout}\n{exc}")
     Path(f"{state}.wal").unlink(missing_ok=True)  # an old state's log must not replay onto the new one
     os.replace(work, state)
-    write_docs(home, project_dir)
     return BuildResult(True, home.warehouse, log, done.stdout)
 
 
 DOCS = "docs.html"
 
 
-def write_docs(home: Home, project_dir: Path = PROJECT_DIR) -> Path | None:
-    """The dbt docs site of what was published, as one static HTML file `<home>/docs.html` (the app's SQL
-    page links it): `dbt docs generate --static` from the parse the build saved, without compiling or
-    querying the catalog (every column's type is in the models' YAML), so it adds seconds, not minutes.
-    A failure is logged and never fails the build."""
+def write_docs(home: Home, project_dir: Path, project_digest: str) -> Path | None:
+    """The dbt docs site of the project, as one static HTML file `<home>/docs.html` (the app's SQL page
+    links it): `dbt docs generate --static` from the parse the build saved, without compiling or
+    querying the catalog (every column's type is in the models' YAML). The site describes the project,
+    not the data, so it is written again only when the project's files changed (`project_digest`, the
+    fingerprint's). A failure is logged and never fails the build."""
+    page, stamp = home.root / DOCS, home.root / f"{DOCS}.project"
+    if page.exists() and stamp.exists() and stamp.read_text() == project_digest:
+        return page
     target = home.root / "dbt" / "target"
     command, env = _dbt(home, "work.duckdb", home.root / "dbt", project_dir, ["docs", "generate"])
     command += ["--static", "--no-compile", "--empty-catalog"]
     done = dbt_runner.run(command, env=env, cwd=home.root)
-    page = target / "static_index.html"
-    if done.returncode != 0 or not page.exists():
+    generated = target / "static_index.html"
+    if done.returncode != 0 or not generated.exists():
         logger.warning(
             "dbt docs generate failed (the build is published): %s", (done.stdout + done.stderr)[-2000:]
         )
         return None
-    os.replace(page, home.root / DOCS)
-    return home.root / DOCS
+    os.replace(generated, page)
+    stamp.write_text(project_digest)
+    return page
 
 
 def run_dbt(
