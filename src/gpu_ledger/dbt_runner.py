@@ -89,6 +89,8 @@ def _record(event: Any) -> Event | None:
         return {"event": "start", "total": data.node_count, "threads": data.num_threads}
     if name == "FoundStats":
         return {"event": "found", "stats": data.stat_line}
+    if name in ("NodeStart", "NodeFinished") and data.node_info.materialized == "ephemeral":
+        return None  # compiled into its readers, never built
     if name == "NodeStart":
         return {"event": "node_start", **_node(data)}
     if name == "NodeFinished":
