@@ -1,5 +1,5 @@
 """gpu-ledger demo --no-app: simulate, ingest, validate and build in one command, with dbt parsing the
-project while the fleet is simulated so that the build does not parse it again."""
+project while the fleet is simulated so that neither the build nor the docs site parses it again."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ def test_the_demo_builds_its_fleet_and_the_build_reuses_the_parse_made_meanwhile
     printed = capsys.readouterr().out
     assert "Built and published" in printed and "rejected" not in printed
     runs = (home / "dbt" / "logs" / "dbt.log").read_text().split("Running with dbt=")[1:]
-    assert len(runs) == 2, "one dbt parse, then one dbt build"
-    parse, build = runs
+    assert len(runs) == 3, "one dbt parse, one dbt build, then the docs site of a home never documented"
+    parse, build, docs = runs
     assert "'invocation_command': 'dbt parse" in parse
-    assert "Partial parsing enabled" in build and "Unable to do partial parsing" not in build
+    assert "'invocation_command': 'dbt build" in build and "'invocation_command': 'dbt docs generate" in docs
+    for run in (build, docs):
+        assert "Partial parsing enabled" in run and "Unable to do partial parsing" not in run
+    assert (home / "docs.html").stat().st_size > 0

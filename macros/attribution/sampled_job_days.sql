@@ -1,10 +1,11 @@
 {#- The UTC days (as 'YYYY-MM-DD' strings) of the job-hours in `relation` whose DCGM consumer names
     several attempts (is_shared): the only days whose samples int_attribution__sampled_job_usage
     reads, rendered as literals so that the scan skips every other day's landed files. Run when the
-    model runs (its input is built by then); none while dbt only parses. Unit tests override it. -#}
+    model runs (its input is built by then); none while dbt only parses or compiles without a build.
+    Unit tests override it. -#}
 {% macro sampled_job_days(relation) -%}
-    {%- if not execute -%}
-        {{ return([]) }}
+    {%- if not execute or load_relation(relation) is none -%}
+        {{ return([]) }}  {#- parsing, or compiling without a build (sqlfluff's templater) -#}
     {%- endif -%}
     {%- set result = run_query(
         "select distinct cast(" ~ utc_date('hour_start') ~ " as " ~ dbt.type_string() ~ ") from "

@@ -21,10 +21,7 @@ jobs as (
 job_consumers as (
     select
         job_key,
-        case
-            when scheduler = 'kubernetes' then 'pod:' || namespace || '/' || name
-            else 'hpc_job:' || job_id
-        end as consumer_prefix
+        {{ job_consumer_prefix() }} as consumer_prefix
     from jobs
 ),
 

@@ -80,7 +80,7 @@ held_intervals as (
             and job_hours.gpu_id = intervals.gpu_uuid
             and job_hours.mig_instance_id is not distinct from intervals.mig_instance_id
             and intervals.started_at < job_hours.hour_start + interval 1 hour
-            and intervals.ended_at > job_hours.hour_start
+            and job_hours.hour_start < intervals.ended_at
 ),
 
 final as (
@@ -103,10 +103,10 @@ final as (
         on
             held_intervals.gpu_id = samples.gpu_uuid
             and held_intervals.mig_instance_id is not distinct from samples.mig_instance_id
-            and samples.sampled_at >= held_intervals.held_from
-            and samples.sampled_at < held_intervals.held_until
+            and held_intervals.held_from <= samples.sampled_at
+            and held_intervals.held_until > samples.sampled_at
             and (
-                samples.consumer = held_intervals.consumer_prefix
+                held_intervals.consumer_prefix = samples.consumer
                 or samples.consumer like held_intervals.consumer_prefix || '/%'
             )
     group by

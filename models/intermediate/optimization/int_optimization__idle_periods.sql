@@ -80,10 +80,7 @@ job_consumers as (
     select
         job_key,
         team,
-        case
-            when scheduler = 'kubernetes' then 'pod:' || namespace || '/' || name
-            else 'hpc_job:' || job_id
-        end as consumer_prefix
+        {{ job_consumer_prefix() }} as consumer_prefix
     from jobs
 ),
 
