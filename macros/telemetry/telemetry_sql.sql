@@ -23,6 +23,6 @@
     {%- if newest is none -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set lookback = modules.datetime.timedelta(hours=var('telemetry_incremental_lookback_hours', 1)) -%}
+    {%- set lookback = modules.datetime.timedelta(hours=var('telemetry_incremental_lookback_hours')) -%}
     {{ return("cast('" ~ (newest - lookback).isoformat() ~ "' as " ~ sql_type('timestamptz') ~ ")") }}
 {%- endmacro %}

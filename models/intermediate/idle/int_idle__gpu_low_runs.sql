@@ -49,7 +49,7 @@ run_starts as (
         case
             when previous_sampled_at is null then 1
             when {{ seconds_between('previous_sampled_at', 'first_sampled_at') }} > 1.5 * first_step_seconds then 1
-            when previous_consumer is distinct from consumer then 1
+            when (previous_consumer is distinct from consumer) then 1
             else 0
         end as is_run_start
     from pieces

@@ -40,6 +40,10 @@
     arrive with the next load; steps are measured on what a build reads. Hours before the window
     are never touched again: late samples for them, or a changed `idle_threshold_pct`, need
     --full-refresh.
+    One model of some 550 lines, by choice: its stages (steps, sample times, hourly parts, labels)
+    share the incremental window, so as ephemeral models they could not be unit-tested (dbt unit
+    tests ephemeral models only through their readers) nor see this table's window, and as tables
+    or views they would copy or re-read every sample in the window.
 #}
 {{
     config(
@@ -98,7 +102,7 @@ stream_steps as (
             row_number() over (partition by stream_id order by gaps desc, gap_seconds asc) as gap_rank
         from gap_counts
     ) as ranked
-    where gap_rank = 1 and gaps >= {{ var('telemetry_step_min_gaps', 3) }}
+    where gap_rank = 1 and gaps >= {{ var('telemetry_step_min_gaps') }}
 ),
 
 gpu_steps as (
@@ -117,8 +121,7 @@ gpu_steps as (
 ),
 
 overall_step as (
-    select
-        gap_seconds as step_seconds
+    select gap_seconds as step_seconds
     from (
         select
             gap_seconds,
@@ -137,7 +140,7 @@ stream_samples as (
             stream_steps.step_seconds,
             gpu_steps.step_seconds,
             overall_step.step_seconds,
-            {{ var('telemetry_default_step_seconds', 30) }}
+            {{ var('telemetry_default_step_seconds') }}
         ) as integer) as step_seconds
     from readings
     left join stream_steps
@@ -244,8 +247,8 @@ piece_starts as (
             when previous_sampled_at is null then 1
             when previous_hour_start <> hour_start then 1
             when {{ seconds_between('previous_sampled_at', 'sampled_at') }} > 1.5 * step_seconds then 1
-            when previous_first_consumer_rank is distinct from first_consumer_rank then 1
-            when previous_last_consumer_rank is distinct from last_consumer_rank then 1
+            when (previous_first_consumer_rank is distinct from first_consumer_rank) then 1
+            when (previous_last_consumer_rank is distinct from last_consumer_rank) then 1
             else 0
         end as is_piece_start,
         case
