@@ -4,7 +4,8 @@
     failures). A run is a run_key whose attempts include training work; team and project are its
     first attempt's. interruption_overhead_pct = 100 x interrupted_attempts_cost /
     completed_attempt_cost: what the interruptions added on top of the attempt that finished; null
-    while no attempt has completed (or the completed attempts cost nothing).
+    while no attempt has completed (or the completed attempts cost nothing). energy_kwh,
+    carbon_kg_co2e and carbon_fallback_energy_kwh sum the attempts' (fct_job_costs).
 #}
 
 with
@@ -47,6 +48,9 @@ runs as (
         sum(case when end_reason = 'completed' then cost else 0 end) as completed_attempt_cost,
         sum(case when end_reason = 'interrupted' then cost else 0 end) as interrupted_attempts_cost,
         sum(cost) as true_cost,
+        sum(energy_kwh) as energy_kwh,
+        sum(carbon_kg_co2e) as carbon_kg_co2e,
+        sum(carbon_fallback_energy_kwh) as carbon_fallback_energy_kwh,
         min(started_at) as first_started_at,
         -- a run with an attempt still running or waiting has not ended
         case when count(*) = count(ended_at) then max(ended_at) end as last_ended_at
@@ -77,6 +81,10 @@ final as (
                         / nullif(cast(runs.completed_attempt_cost as double), 0)
             end as double
         ) as interruption_overhead_pct,
+        -- energy and carbon
+        cast(runs.energy_kwh as double) as energy_kwh,
+        cast(runs.carbon_kg_co2e as double) as carbon_kg_co2e,
+        cast(runs.carbon_fallback_energy_kwh as double) as carbon_fallback_energy_kwh,
         -- timestamps
         runs.first_started_at,
         runs.last_ended_at
