@@ -655,7 +655,9 @@ def test_inference_requests_bad_date_and_negative_count(tmp_path: Path, store: R
     assert "column 'requests': '-5' does not fit" in one(store, negative).error
 
 
-def test_training_runs_take_tokens_or_samples_and_reject_a_negative_count(tmp_path: Path, store: RawStore) -> None:
+def test_training_runs_take_tokens_or_samples_and_reject_a_negative_count(
+    tmp_path: Path, store: RawStore
+) -> None:
     tokens_only = write(tmp_path, "t.csv", "run_id,tokens_processed\nllm-1,2000000000\n")
     out = one(store, tokens_only)
     assert (out.status, out.format, out.rows) == ("loaded", "training_runs_csv", 1)

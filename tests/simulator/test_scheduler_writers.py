@@ -835,7 +835,9 @@ def test_business_csvs_have_documented_headers_and_values(tmp_path: Path) -> Non
     assert work[1:] == [["run-7", "2000000000", ""], ["run-8", "", "640000"]]
     import gpu_ledger.simulator.writers.business as business
 
-    for column in INFERENCE_REQUESTS_COLUMNS + DEPLOYMENTS_COLUMNS + BUSINESS_VALUE_COLUMNS + TRAINING_RUNS_COLUMNS:
+    for column in (
+        INFERENCE_REQUESTS_COLUMNS + DEPLOYMENTS_COLUMNS + BUSINESS_VALUE_COLUMNS + TRAINING_RUNS_COLUMNS
+    ):
         assert f"| {column} |" in (business.__doc__ or ""), column
 
 

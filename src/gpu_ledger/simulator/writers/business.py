@@ -38,11 +38,11 @@ header, `\\n` line ends, quoted only where a value needs it (RFC 4180), sorted b
 | currency | ISO 4217 code | currency of `value` (USD unless stated) |
 | basis | text | how the business measured it (e.g. incremental revenue, cost avoided) |
 
-`<out>/business/training_runs.csv` — one row per completed training run, as its framework reports it at the end:
+`<out>/business/training_runs.csv` — one row per completed training run, as its framework reports it:
 
 | column | type | meaning |
 |---|---|---|
-| run_id | text | the run's `run-id` label value; a Slurm job without one, `slurm:<cluster>:<job id>` (its dim_jobs.run_key) |
+| run_id | text | the run's `run-id` label; a Slurm job without one, `slurm:<cluster>:<job id>` |
 | tokens_processed | integer | tokens it trained on (language models; empty for the others) |
 | samples_processed | integer | samples it trained on (vision and other models; empty for language models) |
 """
@@ -126,5 +126,7 @@ def write_business(fleet: Fleet, out: Path) -> list[Path]:
         _write(requests.select(INFERENCE_REQUESTS_COLUMNS), folder / "inference_requests.csv"),
         _write(deployments.select(DEPLOYMENTS_COLUMNS), folder / "model_deployments.csv"),
         _write(value.select(BUSINESS_VALUE_COLUMNS), folder / "business_value.csv"),
-        _write(_reported_runs(fleet).select(TRAINING_RUNS_COLUMNS).sort("run_id"), folder / "training_runs.csv"),
+        _write(
+            _reported_runs(fleet).select(TRAINING_RUNS_COLUMNS).sort("run_id"), folder / "training_runs.csv"
+        ),
     ]

@@ -9,7 +9,7 @@ count. Lands in `raw.training_runs`.
 
 | column | type | meaning |
 |---|---|---|
-| run_id | text | the run (dim_jobs.run_key): its `run-id` label, or `slurm:<cluster>:<job id>` for a Slurm job without one |
+| run_id | text | the run (dim_jobs.run_key): `run-id` label, else `slurm:<cluster>:<job id>` |
 | tokens_processed | integer ≥ 0, may be empty or left out | tokens the run trained on, all attempts |
 | samples_processed | integer ≥ 0, may be empty or left out | samples (images, records) it trained on |
 """
