@@ -52,6 +52,8 @@ UNIT_LABELS = {
     "currency_per_run": "{currency} per training run",
     "currency_per_1k_requests": "{currency} per 1,000 requests",
     "gpu_hours": "GPU-hours",
+    "kwh": "kWh",
+    "kg_co2e": "kg CO2e",
     "ratio": "ratio (0-1; shown as %)",
     "count": "count",
 }

@@ -379,6 +379,7 @@ def test_simulator_files_all_land(simulated) -> None:
         "inference_requests_csv",
         "model_deployments_csv",
         "business_value_csv",
+        "training_runs_csv",
     }
 
 
@@ -503,6 +504,10 @@ def test_simulator_business_files_match_the_fleet(simulated) -> None:
     types = dict(rows(store, "select column_name, data_type from information_schema.columns "
                              "where table_name = 'business_value'"))  # fmt: skip
     assert types["value"] == "DECIMAL(18,2)" and types["month"] == "DATE"
+    work = store.con.sql("select tokens_processed, samples_processed from raw.training_runs").pl()
+    assert work.height == fleet.training_work.height > 0
+    assert work["tokens_processed"].sum() == fleet.training_work["tokens_processed"].sum() > 0
+    assert work["samples_processed"].sum() == fleet.training_work["samples_processed"].sum() > 0
 
 
 # --------------------------------------------------------------------------------------------- kubernetes
@@ -648,6 +653,20 @@ def test_inference_requests_bad_date_and_negative_count(tmp_path: Path, store: R
     )
     negative = write(tmp_path, "n.csv", head + "2026-10-01,p,m,v1,production,-5\n")
     assert "column 'requests': '-5' does not fit" in one(store, negative).error
+
+
+def test_training_runs_take_tokens_or_samples_and_reject_a_negative_count(
+    tmp_path: Path, store: RawStore
+) -> None:
+    tokens_only = write(tmp_path, "t.csv", "run_id,tokens_processed\nllm-1,2000000000\n")
+    out = one(store, tokens_only)
+    assert (out.status, out.format, out.rows) == ("loaded", "training_runs_csv", 1)
+    both = write(tmp_path, "b.csv", "run_id,tokens_processed,samples_processed\nr1,,5000\nr2,-3,\n")
+    out = one(store, both)
+    assert out.format == "training_runs_csv"
+    assert out.error == (
+        f"{both}:3: column 'tokens_processed': '-3' does not fit (expected a whole number ≥ 0)"
+    )
 
 
 GOOD_JOBS = (

@@ -23,6 +23,7 @@ from gpu_ledger.simulator.writers.business import (
     BUSINESS_VALUE_COLUMNS,
     DEPLOYMENTS_COLUMNS,
     INFERENCE_REQUESTS_COLUMNS,
+    TRAINING_RUNS_COLUMNS,
     write_business,
 )
 from gpu_ledger.simulator.writers.events import write_eventbridge
@@ -173,6 +174,7 @@ def make_fleet(tmp_path: Path, **frames: list[dict]) -> model.Fleet:
         "inference_requests": model.INFERENCE_REQUESTS_SCHEMA,
         "deployments": model.DEPLOYMENTS_SCHEMA,
         "business_value": model.BUSINESS_VALUE_SCHEMA,
+        "training_work": model.TRAINING_WORK_SCHEMA,
     }
     config = model.SimulationConfig(out=tmp_path, gpus=16, days=DAYS, interval_s=30, seed=7, start=START)
     built = {name: pl.DataFrame(frames.get(name, []), schema=schema) for name, schema in schemas.items()}
@@ -795,6 +797,10 @@ def test_business_csvs_have_documented_headers_and_values(tmp_path: Path) -> Non
                 "environment": "staging",
             },
         ],
+        training_work=[
+            {"run_id": "run-8", "tokens_processed": None, "samples_processed": 640_000},
+            {"run_id": "run-7", "tokens_processed": 2_000_000_000, "samples_processed": None},
+        ],
         business_value=[
             {
                 "month": date(2024, 5, 1),
@@ -810,9 +816,10 @@ def test_business_csvs_have_documented_headers_and_values(tmp_path: Path) -> Non
         "business/inference_requests.csv",
         "business/model_deployments.csv",
         "business/business_value.csv",
+        "business/training_runs.csv",
     ]
     tables = [list(csv.reader(io.StringIO(p.read_text()))) for p in paths]
-    requests, deployments, value = tables
+    requests, deployments, value, work = tables
     assert tuple(requests[0]) == INFERENCE_REQUESTS_COLUMNS
     assert requests[1:] == [
         ["2024-05-01", "search", "ranker", "v2", "production", "1000"],
@@ -823,9 +830,14 @@ def test_business_csvs_have_documented_headers_and_values(tmp_path: Path) -> Non
     assert deployments[2][3:6] == ["run-7", "2024-05-01T05:00:00Z", "2024-05-01T20:00:00Z"]
     assert tuple(value[0]) == BUSINESS_VALUE_COLUMNS
     assert value[1] == ["2024-05", "search, ads", "12345.68", "USD", "incremental revenue"]
+    # a run without jobs in the fleet keeps its id; a run with no tokens leaves the column empty
+    assert tuple(work[0]) == TRAINING_RUNS_COLUMNS
+    assert work[1:] == [["run-7", "2000000000", ""], ["run-8", "", "640000"]]
     import gpu_ledger.simulator.writers.business as business
 
-    for column in INFERENCE_REQUESTS_COLUMNS + DEPLOYMENTS_COLUMNS + BUSINESS_VALUE_COLUMNS:
+    for column in (
+        INFERENCE_REQUESTS_COLUMNS + DEPLOYMENTS_COLUMNS + BUSINESS_VALUE_COLUMNS + TRAINING_RUNS_COLUMNS
+    ):
         assert f"| {column} |" in (business.__doc__ or ""), column
 
 

@@ -3,7 +3,8 @@
 The simulated fleet is ingested and built once per session (`warehouse` fixture). Every ground-truth
 job attempt (ground_truth/jobs.csv) must cost what the simulator says to the cent and hold the same
 GPU-seconds within a second; training runs (training_runs.csv) must have the same attempts, costs and
-interruption overhead; every team-day (cost_by_team_day.csv) the same job and idle cost.
+interruption overhead, and their energy, carbon and cost / energy / carbon per billion tokens or per
+million samples within 1 %; every team-day (cost_by_team_day.csv) the same job and idle cost.
 
 The share idle policy is checked end to end on a copy of the published warehouse: `gpu-ledger build`
 takes no dbt vars, so `fct_cost_by_owner_daily` alone is rebuilt there by `dbt run --vars` with the
@@ -68,7 +69,7 @@ def con(sim: Path, warehouse: Path):
         )
         con.sql(
             "create temp table gt_runs as select * from read_csv($path, header = true, "
-            "types = {'run_id': 'varchar'})",
+            "types = {'run_id': 'varchar', 'tokens_processed': 'bigint', 'samples_processed': 'bigint'})",
             params={"path": str(truth / "training_runs.csv")},
         )
         con.sql(
@@ -238,6 +239,73 @@ def test_training_runs_equal_ground_truth(con):
         con, "select count(*) from marts.fct_training_run_costs where interruption_overhead_pct > 0"
     )
     assert overhead[0][0] > 0, "the simulated fleet has interrupted training runs"
+
+
+def test_training_run_energy_carbon_and_work_equal_ground_truth(con):
+    """Energy and carbon per run (kWh x PUE x grid intensity of each GPU's region or site), and per billion
+    tokens / million samples where the run reported its work, within 1 % of the simulator's."""
+    figures = [
+        "energy_kwh",
+        "carbon_kg_co2e",
+        "cost_per_billion_tokens",
+        "energy_kwh_per_billion_tokens",
+        "carbon_kg_co2e_per_billion_tokens",
+        "cost_per_million_samples",
+        "energy_kwh_per_million_samples",
+        "carbon_kg_co2e_per_million_samples",
+    ]
+    off = " or ".join(
+        f"(g.{f} is null) <> (ours.{f} is null) "
+        f"or abs(g.{f} - cast(ours.{f} as double)) > 0.01 * abs(g.{f}) + 1e-9"
+        for f in figures
+    )
+    differ = _rows(
+        con,
+        f"""
+        with run_keys as (
+            select distinct gt.run_id, d.run_key {MATCH} where gt.run_id is not null
+        ),
+        ours as (
+            select run_keys.run_id, r.*
+            from run_keys
+            inner join marts.fct_training_run_costs as r on r.run_key = run_keys.run_key
+        )
+        select g.run_id, {", ".join(f"g.{f}, ours.{f}" for f in figures)},
+            g.tokens_processed, ours.tokens_processed, g.samples_processed, ours.samples_processed
+        from gt_runs as g
+        inner join ours on g.run_id = ours.run_id
+        where {off}
+            or g.tokens_processed is distinct from ours.tokens_processed
+            or g.samples_processed is distinct from ours.samples_processed
+        """,
+    )
+    assert not differ, differ
+    covered = _rows(
+        con,
+        """
+        select
+            count(*) filter (where carbon_kg_co2e > 0),
+            count(*) filter (where carbon_kg_co2e_per_billion_tokens > 0),
+            count(*) filter (where carbon_kg_co2e_per_million_samples > 0),
+            sum(carbon_fallback_energy_kwh)
+        from marts.fct_training_run_costs
+        """,
+    )[0]
+    assert covered[0] > 0 and covered[1] > 0 and covered[2] > 0, covered
+    assert covered[3] == 0, "every simulated region and site has a grid figure in the seed"
+    # on-prem energy counts at the asset register's PUE and the site's grid, cloud at the region's
+    sites = _rows(
+        con,
+        """
+        select distinct f.provider, f.region, f.pue, f.grid_gco2e_per_kwh, f.pue_source
+        from intermediate.int_costs__job_gpu_hours as h
+        inner join intermediate.int_carbon__gpu_factors as f on f.gpu_id = h.gpu_id
+        where h.energy_kwh > 0
+        order by 1, 2
+        """,
+    )
+    assert ("onprem", "fra-dc1", 1.35, 370.93, "asset_register") in sites, sites
+    assert ("aws", "us-east-1", 1.15, 396.25, "grid_carbon_intensity") in sites, sites
 
 
 # --- fct_cost_by_owner_daily -----------------------------------------------------------------

@@ -6,6 +6,8 @@
     Cost, energy and measured use come from the job's rows of int_attribution__allocations; an
     interval hour without one (a GPU nobody billed and DCGM never saw) carries zero cost and no samples.
     avg_gpu_util_pct is the hour's own average: the job's samples on this GPU (slice) in this hour.
+    carbon_kg_co2e is the job's energy in the hour at its GPU's factors (int_carbon__gpu_factors,
+    macro carbon_kg_co2e); a GPU the inventory does not know has no factors and, holding no energy, no carbon.
 #}
 
 with
@@ -17,6 +19,10 @@ held as (
 allocations as (
     select * from {{ ref('int_attribution__allocations') }}
     where consumer_type = 'job'
+),
+
+carbon_factors as (
+    select * from {{ ref('int_carbon__gpu_factors') }}
 ),
 
 joined as (
@@ -33,6 +39,9 @@ joined as (
         allocations.max_fb_used_mib,
         coalesce(allocations.energy_kwh, 0) as energy_kwh,
         coalesce(allocations.cost, 0) as cost,
+        carbon_factors.pue,
+        carbon_factors.grid_gco2e_per_kwh,
+        carbon_factors.is_fallback_grid_intensity,
         allocations.job_key is not null as is_costed
     from held
     left join allocations
@@ -41,6 +50,8 @@ joined as (
             and held.gpu_id = allocations.gpu_id
             and held.hour_start = allocations.hour_start
             and held.mig_instance_id is not distinct from allocations.mig_instance_id
+    left join carbon_factors
+        on held.gpu_id = carbon_factors.gpu_id
 ),
 
 final as (
@@ -51,6 +62,7 @@ final as (
         mig_instance_id,
         -- flags
         is_costed,
+        is_fallback_grid_intensity,
         -- numerics
         cast(share as double) as share,
         cast(allocated_seconds as double) as allocated_seconds,
@@ -61,6 +73,7 @@ final as (
         cast(util_pct_sum / nullif(util_samples, 0) as double) as avg_gpu_util_pct,
         cast(max_fb_used_mib as bigint) as max_fb_used_mib,
         cast(energy_kwh as double) as energy_kwh,
+        cast({{ carbon_kg_co2e('energy_kwh', 'pue', 'grid_gco2e_per_kwh') }} as double) as carbon_kg_co2e,
         cast(cost as double) as cost,
         -- timestamps
         hour_start

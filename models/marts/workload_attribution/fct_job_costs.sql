@@ -5,6 +5,8 @@
     (int_costs__job_gpu_hours); utilisation averages the job's own DCGM samples; p95 is taken over
     the job's hourly average utilisation (all its GPUs in the hour), and idle_cost_within_job is the
     cost of the job's GPU-hours whose own average utilisation is below `idle_threshold_pct`.
+    carbon_kg_co2e sums the job's hours' carbon (int_costs__job_gpu_hours: energy x PUE x grid
+    intensity); carbon_fallback_energy_kwh is the energy counted at the world-average grid figure.
 #}
 
 with
@@ -44,6 +46,8 @@ usage as (
         sum(util_pct_sum) / nullif(sum(util_samples), 0) as avg_gpu_util_pct,
         max(max_fb_used_mib) as max_fb_used_mib,
         sum(energy_kwh) as energy_kwh,
+        sum(carbon_kg_co2e) as carbon_kg_co2e,
+        sum(case when is_fallback_grid_intensity then energy_kwh else 0 end) as carbon_fallback_energy_kwh,
         sum(cost) as cost,
         -- a GPU-hour without samples is not judged idle: its use is unknown
         sum(
@@ -73,6 +77,9 @@ final as (
         cast(util_p95.p95_gpu_util_pct as double) as p95_gpu_util_pct,
         cast(usage.max_fb_used_mib as bigint) as max_fb_used_mib,
         cast(coalesce(usage.energy_kwh, 0) as double) as energy_kwh,
+        -- carbon
+        cast(coalesce(usage.carbon_kg_co2e, 0) as double) as carbon_kg_co2e,
+        cast(coalesce(usage.carbon_fallback_energy_kwh, 0) as double) as carbon_fallback_energy_kwh,
         -- money
         {{ money('coalesce(usage.cost, 0)') }} as cost,
         {{ money('coalesce(usage.idle_cost_within_job, 0)') }} as idle_cost_within_job,

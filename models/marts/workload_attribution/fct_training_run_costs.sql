@@ -4,7 +4,11 @@
     failures). A run is a run_key whose attempts include training work; team and project are its
     first attempt's. interruption_overhead_pct = 100 x interrupted_attempts_cost /
     completed_attempt_cost: what the interruptions added on top of the attempt that finished; null
-    while no attempt has completed (or the completed attempts cost nothing).
+    while no attempt has completed (or the completed attempts cost nothing). energy_kwh,
+    carbon_kg_co2e and carbon_fallback_energy_kwh sum the attempts' (fct_job_costs). Where the run
+    reports the tokens or samples it trained on (business training_runs.csv; a run reported again keeps
+    its largest counts, which only grow), its cost, energy and carbon are also given per billion tokens
+    and per million samples.
 #}
 
 with
@@ -29,6 +33,15 @@ attempts as (
         on job_costs.run_key = training_runs.run_key
 ),
 
+reported_work as (
+    select
+        run_id,
+        max(tokens_processed) as tokens_processed,
+        max(samples_processed) as samples_processed
+    from {{ ref('stg_business__training_runs') }}
+    group by run_id
+),
+
 first_attempts as (
     select
         run_key,
@@ -47,6 +60,9 @@ runs as (
         sum(case when end_reason = 'completed' then cost else 0 end) as completed_attempt_cost,
         sum(case when end_reason = 'interrupted' then cost else 0 end) as interrupted_attempts_cost,
         sum(cost) as true_cost,
+        sum(energy_kwh) as energy_kwh,
+        sum(carbon_kg_co2e) as carbon_kg_co2e,
+        sum(carbon_fallback_energy_kwh) as carbon_fallback_energy_kwh,
         min(started_at) as first_started_at,
         -- a run with an attempt still running or waiting has not ended
         case when count(*) = count(ended_at) then max(ended_at) end as last_ended_at
@@ -77,12 +93,31 @@ final as (
                         / nullif(cast(runs.completed_attempt_cost as double), 0)
             end as double
         ) as interruption_overhead_pct,
+        -- energy and carbon
+        cast(runs.energy_kwh as double) as energy_kwh,
+        cast(runs.carbon_kg_co2e as double) as carbon_kg_co2e,
+        cast(runs.carbon_fallback_energy_kwh as double) as carbon_fallback_energy_kwh,
+        -- work done, and per unit of it
+        cast(reported_work.tokens_processed as bigint) as tokens_processed,
+        cast(reported_work.samples_processed as bigint) as samples_processed,
+        {{ money('runs.true_cost * 1e9 / nullif(reported_work.tokens_processed, 0)') }} as cost_per_billion_tokens,
+        cast(runs.energy_kwh * 1e9 / nullif(reported_work.tokens_processed, 0) as double)
+            as energy_kwh_per_billion_tokens,
+        cast(runs.carbon_kg_co2e * 1e9 / nullif(reported_work.tokens_processed, 0) as double)
+            as carbon_kg_co2e_per_billion_tokens,
+        {{ money('runs.true_cost * 1e6 / nullif(reported_work.samples_processed, 0)') }} as cost_per_million_samples,
+        cast(runs.energy_kwh * 1e6 / nullif(reported_work.samples_processed, 0) as double)
+            as energy_kwh_per_million_samples,
+        cast(runs.carbon_kg_co2e * 1e6 / nullif(reported_work.samples_processed, 0) as double)
+            as carbon_kg_co2e_per_million_samples,
         -- timestamps
         runs.first_started_at,
         runs.last_ended_at
     from runs
     inner join first_attempts
         on runs.run_key = first_attempts.run_key
+    left join reported_work
+        on runs.run_key = reported_work.run_id
 )
 
 select * from final

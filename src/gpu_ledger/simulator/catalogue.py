@@ -59,3 +59,11 @@ def mig_profiles() -> dict[tuple[str, str], dict]:
     """(gpu_model, profile) -> compute and memory slices."""
     frame = pl.read_csv(SEEDS / "mig_profiles.csv")
     return {(row["gpu_model"], row["profile"]): row for row in frame.iter_rows(named=True)}
+
+
+@cache
+def grid_carbon_intensity() -> dict[tuple[str, str], dict]:
+    """(provider, region or on-prem site) -> grid gCO2e/kWh and PUE: the figures the warehouse counts
+    carbon with (seeds/grid_carbon_intensity.csv)."""
+    frame = pl.read_csv(SEEDS / "grid_carbon_intensity.csv")
+    return {(row["provider"], row["region"]): row for row in frame.iter_rows(named=True)}

@@ -96,6 +96,7 @@ def build_fleet(config: SimulationConfig) -> tuple[Fleet, workloads.FleetBuilder
         inference_requests=outcomes.inference_requests(config, jobs, allocations),
         deployments=outcomes.deployments(config, jobs),
         business_value=outcomes.business_value(config),
+        training_work=outcomes.training_work(jobs, allocations),
     )
     return fleet, b
 

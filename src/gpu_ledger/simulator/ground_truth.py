@@ -50,6 +50,12 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   cost over the period: each overlapped GPU-hour's cost x overlap seconds / seconds the instance ran.
 - Training runs: attempts share a run_id; interruption_overhead_pct =
   100 x interrupted_attempts_cost / completed_attempt_cost (empty while the run has not completed).
+  A consumer's energy in a GPU-hour is split like its cost: the GPU-hour's energy x share x allocated
+  seconds / seconds the instance ran. Carbon: kg CO2e = energy_kwh x PUE x grid gCO2e/kWh / 1000 at the
+  GPU's location (its region; on-prem, its site) with the figures of seeds/grid_carbon_intensity.csv,
+  PUE the asset register's on-prem. energy_kwh and carbon_kg_co2e sum all the run's attempts. A completed
+  run reports the tokens or samples it trained on (business/training_runs.csv); per billion tokens and
+  per million samples divide true_cost, energy_kwh and carbon_kg_co2e by them.
 - Reconciliation, per billing month x provider x account: `gpu_cost` (amortised GPU instance cost)
   = `job_cost_allocated` + `job_cost_unallocated` + `idle_cost`; `unused_commitment_cost` is
   commitment paid for but not used, outside any GPU-hour.
@@ -206,7 +212,7 @@ def allocation_hours(fleet: Fleet, gpu_cost: pl.DataFrame) -> pl.DataFrame:
     )
     return (
         a.join(
-            gpu_cost.select("gpu_uuid", "hour_start", "usage_seconds", "effective_cost"),
+            gpu_cost.select("gpu_uuid", "hour_start", "usage_seconds", "effective_cost", "energy_kwh"),
             on=["gpu_uuid", "hour_start"],
             how="left",
         )
@@ -217,6 +223,9 @@ def allocation_hours(fleet: Fleet, gpu_cost: pl.DataFrame) -> pl.DataFrame:
                 * pl.col("allocated_seconds")
                 / pl.col("usage_seconds")
             ).alias("cost"),
+            (
+                pl.col("energy_kwh") * pl.col("share") * pl.col("allocated_seconds") / pl.col("usage_seconds")
+            ).alias("energy_kwh"),
             (pl.col("allocated_seconds") * pl.col("share")).alias("gpu_seconds"),
         )
         .join(fleet.jobs.select("job_key", "team", "project", "workload_class", "environment"), on="job_key")
@@ -440,12 +449,41 @@ def _merge_runs(idle_runs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def carbon_factors(fleet: Fleet) -> pl.DataFrame:
+    """Per GPU, kg CO2e per kWh of its energy: PUE x grid gCO2e/kWh / 1000 at its location."""
+    from gpu_ledger.simulator.pricing import PUE
+
+    grid = catalogue.grid_carbon_intensity()
+    rows = []
+    for inst in fleet.instances.iter_rows(named=True):
+        onprem = inst["provider"] == "onprem"
+        location = inst["availability_zone"] if onprem else inst["region"]
+        figures = grid.get((inst["provider"], location))
+        if figures is None:
+            raise ValueError(f"seeds/grid_carbon_intensity.csv has no row for {inst['provider']} {location}")
+        pue = PUE if onprem else figures["pue"]
+        rows.append(
+            {"instance_id": inst["instance_id"], "kg_per_kwh": pue * figures["grid_gco2e_per_kwh"] / 1000}
+        )
+    factors = pl.DataFrame(rows, schema={"instance_id": pl.Utf8, "kg_per_kwh": pl.Float64})
+    return fleet.gpus.select("gpu_uuid", "instance_id").join(factors, on="instance_id").drop("instance_id")
+
+
 def training_runs(fleet: Fleet, slices: pl.DataFrame) -> pl.DataFrame:
-    cost = slices.group_by("job_key").agg(pl.col("cost").sum())
+    usage = (
+        slices.join(carbon_factors(fleet), on="gpu_uuid", how="left")
+        .with_columns(pl.col("energy_kwh").fill_null(0.0))
+        .group_by("job_key")
+        .agg(
+            pl.col("cost").sum(),
+            pl.col("energy_kwh").sum(),
+            (pl.col("energy_kwh") * pl.col("kg_per_kwh")).sum().alias("carbon_kg_co2e"),
+        )
+    )
     attempts = (
         fleet.jobs.filter(pl.col("run_id").is_not_null())
-        .join(cost, on="job_key", how="left")
-        .with_columns(pl.col("cost").fill_null(0.0))
+        .join(usage, on="job_key", how="left")
+        .with_columns(pl.col("cost", "energy_kwh", "carbon_kg_co2e").fill_null(0.0))
     )
     interrupted = pl.col("end_reason") == "interrupted"
     completed = pl.col("end_reason") == "completed"
@@ -461,11 +499,22 @@ def training_runs(fleet: Fleet, slices: pl.DataFrame) -> pl.DataFrame:
             pl.col("cost").filter(completed).sum().alias("completed_attempt_cost"),
             pl.col("cost").filter(interrupted).sum().alias("interrupted_attempts_cost"),
             pl.col("cost").sum().alias("true_cost"),
+            pl.col("energy_kwh").sum(),
+            pl.col("carbon_kg_co2e").sum(),
         )
+        .join(fleet.training_work, on="run_id", how="left")
         .with_columns(
             pl.when(pl.col("completed"))
             .then(100 * pl.col("interrupted_attempts_cost") / pl.col("completed_attempt_cost"))
-            .alias("interruption_overhead_pct")
+            .alias("interruption_overhead_pct"),
+            *[
+                (pl.col(figure) * scale / pl.col(count)).alias(f"{figure.removeprefix('true_')}_per_{per}")
+                for count, scale, per in (
+                    ("tokens_processed", 1e9, "billion_tokens"),
+                    ("samples_processed", 1e6, "million_samples"),
+                )
+                for figure in ("true_cost", "energy_kwh", "carbon_kg_co2e")
+            ],
         )
         .sort("run_id")
     )

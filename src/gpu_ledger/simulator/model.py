@@ -11,7 +11,7 @@ full precision (writers round the way the real tool does).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -216,6 +216,12 @@ DEPLOYMENTS_SCHEMA = {
     "environment": pl.Utf8,
 }
 
+TRAINING_WORK_SCHEMA = {
+    "run_id": pl.Utf8,
+    "tokens_processed": pl.Int64,  # language-model runs; null for the others
+    "samples_processed": pl.Int64,  # vision and other sample-counted runs; null for language models
+}
+
 BUSINESS_VALUE_SCHEMA = {
     "month": pl.Date,  # first day of the month
     "project": pl.Utf8,
@@ -260,6 +266,9 @@ class Fleet:
     inference_requests: pl.DataFrame
     deployments: pl.DataFrame
     business_value: pl.DataFrame
+    # tokens or samples each completed training run trained on (outcomes.training_work); fleets built
+    # by hand in tests may leave it out
+    training_work: pl.DataFrame = field(default_factory=lambda: empty(TRAINING_WORK_SCHEMA))
 
 
 def empty(schema: dict) -> pl.DataFrame:

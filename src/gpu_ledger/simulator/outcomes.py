@@ -11,6 +11,7 @@ from gpu_ledger.simulator.model import (
     BUSINESS_VALUE_SCHEMA,
     DEPLOYMENTS_SCHEMA,
     INFERENCE_REQUESTS_SCHEMA,
+    TRAINING_WORK_SCHEMA,
     SimulationConfig,
 )
 
@@ -30,6 +31,15 @@ MONTHLY_VALUE = {
     "fraud-rules": (30_000.0, "chargebacks avoided (rules engine, no GPUs)"),
 }
 DEFAULT_FLEET_GPUS = 96
+# project -> (what its training runs count, how many per busy GPU-second): language models report tokens,
+# the others samples (images, weather states), as their training frameworks log them
+TRAINING_THROUGHPUT = {
+    "llm-pretrain": ("tokens", 3_000.0),
+    "llm-finetune": ("tokens", 2_000.0),
+    "detection": ("samples", 150.0),
+    "image-seg": ("samples", 80.0),
+    "weather-model": ("samples", 4.0),
+}
 
 
 def inference_requests(
@@ -129,6 +139,40 @@ def deployments(config: SimulationConfig, jobs: pl.DataFrame) -> pl.DataFrame:
         }
     )
     return pl.DataFrame(rows, schema=DEPLOYMENTS_SCHEMA).sort("deployed_at")
+
+
+def training_work(jobs: pl.DataFrame, allocations: pl.DataFrame) -> pl.DataFrame:
+    """Tokens or samples each completed training run trained on, as it reports them at its end: its
+    attempts' busy GPU-seconds (held seconds x typical utilisation, interrupted attempts included: they
+    resume from checkpoints) x its project's throughput."""
+    runs = jobs.filter(
+        (pl.col("workload_class") == "training")
+        & pl.col("run_id").is_not_null()
+        & pl.col("project").is_in(list(TRAINING_THROUGHPUT))
+    )
+    completed = runs.filter(pl.col("end_reason") == "completed").select("run_id").unique()
+    busy = (
+        allocations.join(runs.select("job_key", "run_id", "project"), on="job_key")
+        .join(completed, on="run_id")
+        .group_by("run_id", "project")
+        .agg(
+            ((pl.col("ended_at") - pl.col("started_at")).dt.total_seconds() * pl.col("util_level"))
+            .sum()
+            .alias("busy_seconds")
+        )
+    )
+    rows = []
+    for row in busy.sort("run_id").iter_rows(named=True):
+        unit, per_second = TRAINING_THROUGHPUT[row["project"]]
+        count = round(row["busy_seconds"] * per_second)
+        rows.append(
+            {
+                "run_id": row["run_id"],
+                "tokens_processed": count if unit == "tokens" else None,
+                "samples_processed": count if unit == "samples" else None,
+            }
+        )
+    return pl.DataFrame(rows, schema=TRAINING_WORK_SCHEMA)
 
 
 def business_value(config: SimulationConfig) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""Render the fleet's business outcomes as the three CSVs that GPU Ledger documents as its own formats.
+"""Render the fleet's business outcomes as the four CSVs that GPU Ledger documents as its own formats.
 
 There is no upstream standard for "how much value did a project produce", so GPU Ledger defines these
 files and ingest detects them by their exact header row. All three are UTF-8, comma-separated, with a
@@ -37,6 +37,14 @@ header, `\\n` line ends, quoted only where a value needs it (RFC 4180), sorted b
 | value | decimal, 2 places | value the business attributes to the project that month |
 | currency | ISO 4217 code | currency of `value` (USD unless stated) |
 | basis | text | how the business measured it (e.g. incremental revenue, cost avoided) |
+
+`<out>/business/training_runs.csv` — one row per completed training run, as its framework reports it:
+
+| column | type | meaning |
+|---|---|---|
+| run_id | text | the run's `run-id` label; a Slurm job without one, `slurm:<cluster>:<job id>` |
+| tokens_processed | integer | tokens it trained on (language models; empty for the others) |
+| samples_processed | integer | samples it trained on (vision and other models; empty for language models) |
 """
 
 from __future__ import annotations
@@ -58,6 +66,7 @@ DEPLOYMENTS_COLUMNS = (
     "environment",
 )
 BUSINESS_VALUE_COLUMNS = ("month", "project", "value", "currency", "basis")
+TRAINING_RUNS_COLUMNS = ("run_id", "tokens_processed", "samples_processed")
 
 _ISO_UTC = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -67,8 +76,20 @@ def _write(frame: pl.DataFrame, path: Path) -> Path:
     return path
 
 
+def _reported_runs(fleet: Fleet) -> pl.DataFrame:
+    """The fleet's training work under the id its owners know the run by: the `run-id` label, or for a
+    Slurm job without one (the simulated Slurm runs are their job ids), `slurm:<cluster>:<job id>`."""
+    schedulers = fleet.jobs.select("run_id", "scheduler", "cluster").unique("run_id")
+    return fleet.training_work.join(schedulers, on="run_id", how="left").with_columns(
+        pl.when(pl.col("scheduler") == "slurm")
+        .then(pl.format("slurm:{}:{}", "cluster", "run_id"))
+        .otherwise("run_id")
+        .alias("run_id")
+    )
+
+
 def write_business(fleet: Fleet, out: Path) -> list[Path]:
-    """Write the three business CSVs (headers even when a frame is empty); returns their paths."""
+    """Write the four business CSVs (headers even when a frame is empty); returns their paths."""
     folder = out / "business"
     folder.mkdir(parents=True, exist_ok=True)
 
@@ -105,4 +126,7 @@ def write_business(fleet: Fleet, out: Path) -> list[Path]:
         _write(requests.select(INFERENCE_REQUESTS_COLUMNS), folder / "inference_requests.csv"),
         _write(deployments.select(DEPLOYMENTS_COLUMNS), folder / "model_deployments.csv"),
         _write(value.select(BUSINESS_VALUE_COLUMNS), folder / "business_value.csv"),
+        _write(
+            _reported_runs(fleet).select(TRAINING_RUNS_COLUMNS).sort("run_id"), folder / "training_runs.csv"
+        ),
     ]
