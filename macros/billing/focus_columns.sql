@@ -42,8 +42,8 @@
     {{ return(focus + (extensions if include_extensions else [])) }}
 {%- endmacro %}
 
-{#- The columns of the FOCUS 1.3 dataset (fct_billing_focus_allocated), as (name, kind) pairs: the
-    FOCUS columns of 1.2 and those 1.3 added, alphabetically, then the `x_` extensions. -#}
+{#- The columns of the FOCUS 1.3 dataset (fct_billing_focus_allocated), as (name, kind) pairs:
+    the FOCUS columns of 1.2 and those 1.3 added, alphabetically, then the `x_` extensions. -#}
 {% macro focus_1_3_columns() -%}
     {{ return([
         ('AllocatedMethodDetails', 'json'), ('AllocatedMethodId', 'string'),
@@ -79,7 +79,8 @@
     ]) }}
 {%- endmacro %}
 
-{#- The metrics a split-cost allocation divides (summable: true): a charge's split rows sum to it. -#}
+{#- The metrics a split-cost allocation divides (summable: true): a charge's split rows sum
+    to it. -#}
 {% macro focus_summable_columns() -%}
     {{ return(['BilledCost', 'CommitmentDiscountQuantity', 'ConsumedQuantity', 'ContractedCost',
         'EffectiveCost', 'ListCost', 'PricingCurrencyEffectiveCost', 'PricingQuantity', 'x_UsageSeconds',

@@ -12,7 +12,8 @@ extensions; this module only serialises it, reading the published warehouse read
 follows the output file's suffix: `.parquet` keeps the column types (DECIMAL, TIMESTAMP WITH TIME
 ZONE in UTC, Tags as JSON text); `.csv` or `.csv.gz` writes CSV with a header,
 ISO 8601 UTC timestamps ending in `Z`, decimals as plain numbers, nulls as empty fields, and the JSON
-columns (Tags, SkuPriceDetails, and in 1.3 AllocatedMethodDetails and AllocatedTags) as JSON objects. Any other suffix is refused before anything is read or written.
+columns (Tags, SkuPriceDetails, and in 1.3 AllocatedMethodDetails and AllocatedTags) as JSON objects.
+Any other suffix is refused before anything is read or written.
 
 The FinOps Foundation's focus-validator 2.2.1 (FOCUS 1.2 rules) accepts the 1.2 export: no rule is broken
 on the simulated fleet's nor on the real FOCUS 1.0 sample's (tests/warehouse/test_focus_validator.py). It
@@ -39,7 +40,6 @@ DEFAULT_VERSION = "1.2"
 SUFFIXES = (".csv", ".csv.gz", ".parquet")
 ORDER = '"ChargePeriodStart", "x_Source", "x_SourceRow"'
 ORDER_1_3 = ORDER + ', "AllocatedResourceId" nulls first'
-
 
 
 class ExportError(Exception):

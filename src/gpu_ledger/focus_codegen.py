@@ -76,7 +76,7 @@ def _extensions() -> list[dict[str, Any]]:
 
 
 def _columns_1_3() -> list[dict[str, Any]]:
-    """The FOCUS 1.3 dataset's columns: FOCUS's (1.2's and those 1.3 added) alphabetically, then the x_ ones."""
+    """The FOCUS 1.3 dataset's columns: FOCUS's (1.2's, 1.3's) alphabetically, then the x_ ones."""
     return sorted(_focus_only() + SPEC["focus_1_3"], key=lambda c: c["name"]) + _extensions()
 
 
@@ -264,15 +264,16 @@ def macro_sql() -> str:
             "    {{ return(focus + (extensions if include_extensions else [])) }}",
             "{%- endmacro %}",
             "",
-            "{#- The columns of the FOCUS 1.3 dataset (fct_billing_focus_allocated), as (name, kind) pairs: the",
-            "    FOCUS columns of 1.2 and those 1.3 added, alphabetically, then the `x_` extensions. -#}",
+            "{#- The columns of the FOCUS 1.3 dataset (fct_billing_focus_allocated), as (name, kind) pairs:",
+            "    the FOCUS columns of 1.2 and those 1.3 added, alphabetically, then the `x_` extensions. -#}",
             "{% macro focus_1_3_columns() -%}",
             "    {{ return([",
             *pairs(_columns_1_3(), "        "),
             "    ]) }}",
             "{%- endmacro %}",
             "",
-            "{#- The metrics a split-cost allocation divides (summable: true): a charge's split rows sum to it. -#}",
+            "{#- The metrics a split-cost allocation divides (summable: true): a charge's split rows sum",
+            "    to it. -#}",
             "{% macro focus_summable_columns() -%}",
             *pairs_of_names(summable, "    {{ return([", "]) }}"),
             "{%- endmacro %}",

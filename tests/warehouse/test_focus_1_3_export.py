@@ -1,6 +1,7 @@
-"""`gpu-ledger export focus --focus-version 1.3` on the simulated fleet: every GPU charge GPU Ledger attributes
-is replaced by its allocated charges (FOCUS 1.3 split-cost allocation), which sum to it to the cent and give
-each team the GPU cost the marts give it; every other charge passes through whole; the 1.2 export is as it was.
+"""`gpu-ledger export focus --focus-version 1.3` on the simulated fleet: every GPU charge GPU Ledger
+attributes is replaced by its allocated charges (FOCUS 1.3 split-cost allocation), which sum to it to the
+cent and give each team the GPU cost the marts give it; every other charge passes through whole; the 1.2
+export is as it was.
 
 The FinOps Foundation's focus-validator 2.2.1 cannot check a 1.3 file here: it bundles only the FOCUS 1.2
 requirements model and with `--block-download` (no network, as in CI) it refuses `--validate-version 1.3`
@@ -87,7 +88,8 @@ def test_split_rows_sum_to_each_billed_charge_to_the_cent(warehouse: Path):
     ratios = _read(
         warehouse,
         f"""select {CHARGE_KEY}, sum(cast(json_extract(AllocatedMethodDetails, '$.Elements[0].AllocatedRatio')
-            as double)) from marts.fct_billing_focus_allocated where AllocatedMethodId is not null group by 1""",
+            as double)) from marts.fct_billing_focus_allocated
+            where AllocatedMethodId is not null group by 1""",
     )
     assert ratios and all(abs(total - 1) < 1e-9 for _, total in ratios)
 
@@ -123,8 +125,8 @@ def test_every_gpu_charge_is_split_and_every_other_charge_passes_through_whole(w
 
 
 def test_each_team_gets_the_gpu_cost_the_marts_give_it(warehouse: Path):
-    """Split rows grouped by AllocatedTags' team equal fct_gpu_hour_allocations' cost per team, less the on-prem
-    power that the marts add from DCGM energy and no bill carries."""
+    """Split rows grouped by AllocatedTags' team equal fct_gpu_hour_allocations' cost per team, less the
+    on-prem power that the marts add from DCGM energy and no bill carries."""
     from_focus = dict(
         _read(
             warehouse,
@@ -136,7 +138,8 @@ def test_each_team_gets_the_gpu_cost_the_marts_give_it(warehouse: Path):
         _read(
             warehouse,
             """select allocations.team,
-                      sum(allocations.cost - cast(hours.power_cost * allocations.cost_share as decimal(38, 10)))
+                      sum(allocations.cost
+                          - cast(hours.power_cost * allocations.cost_share as decimal(38, 10)))
                from marts.fct_gpu_hour_allocations as allocations
                inner join marts.fct_gpu_hours as hours using (gpu_id, hour_start)
                where hours.is_billed group by 1""",
@@ -158,7 +161,9 @@ def test_the_1_3_export_follows_the_rules_of_the_columns_1_3_added(warehouse: Pa
         assert row["ServiceProviderName"] == row["ProviderName"], f"line {line}"
         assert row["ContractApplied"] == "", f"line {line}"
         if not row["AllocatedMethodId"]:
-            assert [row[name] for name in (*ALLOCATED, "AllocatedTags")] == ["", "", "", "", ""], f"line {line}"
+            assert [row[name] for name in (*ALLOCATED, "AllocatedTags")] == ["", "", "", "", ""], (
+                f"line {line}"
+            )
             continue
         assert row["AllocatedMethodId"] == METHOD_ID, f"line {line}"
         details = json.loads(row["AllocatedMethodDetails"])
@@ -166,7 +171,9 @@ def test_the_1_3_export_follows_the_rules_of_the_columns_1_3_added(warehouse: Pa
         (element,) = details["Elements"]
         assert isinstance(element["AllocatedRatio"], float | int) and 0 < element["AllocatedRatio"] <= 1
         assert element["UsageUnit"] == "GPU-Hours" and element["UsageQuantity"] >= 0
-        assert all(key in ("AllocatedRatio", "UsageUnit", "UsageQuantity") or key.startswith("x_") for key in element)
+        assert all(
+            key in ("AllocatedRatio", "UsageUnit", "UsageQuantity") or key.startswith("x_") for key in element
+        )
         tags = json.loads(row["AllocatedTags"])
         resource_tags = json.loads(row["Tags"]) if row["Tags"] else {}
         assert tags and all(key.startswith(TAG_PREFIX) for key in tags)
@@ -185,10 +192,17 @@ def test_the_1_3_export_as_parquet_keeps_the_types(warehouse: Path, tmp_path: Pa
     parquet = tmp_path / "focus.parquet"
     rows = export_focus(warehouse, parquet, "1.3")
     with duckdb.connect() as con:
-        described = dict(con.execute(f"select column_name, column_type from (describe select * from '{parquet}')").fetchall())
-        total = con.execute(f"select count(*), sum(EffectiveCost), count(AllocatedMethodId) from '{parquet}'").fetchall()[0]
+        described = dict(
+            con.execute(
+                f"select column_name, column_type from (describe select * from '{parquet}')"
+            ).fetchall()
+        )
+        total = con.execute(
+            f"select count(*), sum(EffectiveCost), count(AllocatedMethodId) from '{parquet}'"
+        ).fetchall()[0]
         from_csv = con.execute(
-            f"select count(*), sum(cast(EffectiveCost as decimal(38, 10))), count(AllocatedMethodId) from read_csv('{export_1_3}', all_varchar=true, "
+            "select count(*), sum(cast(EffectiveCost as decimal(38, 10))), count(AllocatedMethodId) "
+            f"from read_csv('{export_1_3}', all_varchar=true, "
             "header=true) ",
         ).fetchall()[0]
     assert list(described) == [*COLUMNS_1_3, *EXTENSIONS]
@@ -218,10 +232,18 @@ def test_an_unknown_focus_version_is_refused_before_anything_is_written(warehous
 
 
 def test_the_bundled_focus_validator_cannot_check_1_3_offline(export_1_3: Path, tmp_path: Path):
-    """When this fails, the validator bundles FOCUS 1.3: validate the 1.3 export with it, as the 1.2 one is."""
+    """When this fails, the validator bundles FOCUS 1.3: validate the 1.3 export with it, as the 1.2 one
+    is."""
     validator = ROOT / ".venv-focus" / "bin" / "focus-validator"
     if not validator.is_file():
         pytest.skip("focus-validator is not installed: `make focus-validator` (needs Python >= 3.12)")
-    command = [str(validator), "--data-file", str(export_1_3), "--validate-version", "1.3", "--block-download"]
+    command = [
+        str(validator),
+        "--data-file",
+        str(export_1_3),
+        "--validate-version",
+        "1.3",
+        "--block-download",
+    ]
     run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert "FOCUS version 1.3 not supported" in run.stderr, run.stderr[-2000:]

@@ -146,6 +146,10 @@ ratios as (
     from consumer_totals
 ),
 
+split_charges as (
+    select distinct charge_key from ratios
+),
+
 -- The select lists below are written column by column from focus_1_3_columns(): sqlfluff cannot lay out a
 -- comma that Jinja writes, so indentation is not checked from here on.
 -- noqa: disable=LT02
@@ -178,8 +182,8 @@ split_rows as (
         -- the largest consumer takes the rounding remainder: the split rows sum to the origin exactly
         case
             when split_parts.part_rank = 1
-                then split_parts.{{ name }} - sum(split_parts.split_{{ name }}) over (partition by split_parts.charge_key)
-                + split_parts.split_{{ name }}
+                then split_parts.{{ name }} + split_parts.split_{{ name }}
+                - sum(split_parts.split_{{ name }}) over (partition by split_parts.charge_key)
             else split_parts.split_{{ name }}
         end as {{ name }},
         {%- elif name == 'AllocatedMethodId' %}
@@ -233,7 +237,9 @@ whole_rows as (
     {%- endfor %}
         billing.charge_key
     from billing
-    where not exists (select 1 from ratios where ratios.charge_key = billing.charge_key)
+    left join split_charges
+        on billing.charge_key = split_charges.charge_key
+    where split_charges.charge_key is null
 ),
 
 unioned as (
