@@ -181,6 +181,29 @@ def test_export_refuses_a_file_type_it_cannot_write(tmp_path: Path):
     assert not out.exists()
 
 
+def test_export_refuses_a_focus_version_it_cannot_write(tmp_path: Path):
+    out = tmp_path / "focus.csv"
+    result = gpu_ledger(
+        "export", "focus", "--home", str(tmp_path), "--out", str(out), "--focus-version", "1.4"
+    )
+    assert result.returncode == 2
+    assert "Invalid value for '--focus-version': '1.4' is not one of '1.2', '1.3'." in result.stderr
+    assert not out.exists()
+
+
+def test_export_of_focus_1_3_needs_a_built_warehouse(tmp_path: Path):
+    out = tmp_path / "focus.csv"
+    result = gpu_ledger(
+        "export", "focus", "--home", str(tmp_path), "--out", str(out), "--focus-version", "1.3"
+    )
+    assert result.returncode == 2
+    assert _one_line(result.stderr) == (
+        f"gpu-ledger export focus: no warehouse at {tmp_path / 'warehouse.duckdb'}: "
+        "run `gpu-ledger build` first"
+    )
+    assert not out.exists()
+
+
 def test_a_selected_build_needs_a_full_build_first(tmp_path: Path):
     for extra in ([], ["--full-refresh"]):
         result = gpu_ledger("build", "--home", str(tmp_path), "--select", "dim_gpus", *extra)

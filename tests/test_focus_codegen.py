@@ -57,12 +57,22 @@ def test_a_registered_part_without_its_columns_block_is_named(tmp_path: Path):
     assert len(problems) == 1 and "int_billing__toy" in problems[0]
 
 
+def _macro_pairs(macro: str, signature: str) -> list[tuple[str, str]]:
+    """The (name, kind) pairs a generated macro of macros/billing/focus_columns.sql lists."""
+    body = macro.split(f"{{% macro {signature} -%}}", 1)[1].split("{%- endmacro %}", 1)[0]
+    return re.findall(r"\('(\w+)', '(\w+)'\)", body)
+
+
 def test_the_python_spec_and_the_dbt_macro_list_the_same_columns():
     macro = (ROOT / focus_codegen.MACRO).read_text()
-    pairs = re.findall(r"\('(\w+)', '(\w+)'\)", macro)
+    pairs = _macro_pairs(macro, "focus_columns(include_extensions=true)")
     assert pairs == [(c["name"], c["kind"]) for c in focus_spec.WAREHOUSE_COLUMNS]
     assert [name for name, _ in pairs if not name.startswith("x_")] == list(focus_spec.COLUMNS)
     assert len(focus_spec.COLUMNS) == 57
+    pairs_1_3 = _macro_pairs(macro, "focus_1_3_columns()")
+    extensions = [name for name, _ in pairs if name.startswith("x_")]
+    assert [name for name, _ in pairs_1_3] == [*focus_spec.COLUMNS_1_3, *extensions]
+    assert len(focus_spec.COLUMNS_1_3) == 65
 
 
 def test_every_focus_model_documents_exactly_the_spec_columns():
@@ -80,9 +90,9 @@ def test_every_focus_model_documents_exactly_the_spec_columns():
 
 
 def test_every_doc_block_the_yaml_names_exists():
-    docs = (ROOT / focus_codegen.DOCS).read_text() + (ROOT / "models/docs/focus_conformance.md").read_text()
+    docs = "".join(path.read_text() for path in sorted((ROOT / "models/docs").glob("*.md")))
     defined = set(re.findall(r"{% docs (\w+) %}", docs))
     named = set()
     for path in (ROOT / "models").rglob("*.yml"):
-        named |= set(re.findall(r'doc\("(focus\w*__\w+|fct_billing_focus__\w+)"\)', path.read_text()))
+        named |= set(re.findall(r'doc\("(focus\w*__\w+|fct_billing_focus\w*__\w+)"\)', path.read_text()))
     assert named <= defined, sorted(named - defined)

@@ -42,6 +42,51 @@
     {{ return(focus + (extensions if include_extensions else [])) }}
 {%- endmacro %}
 
+{#- The columns of the FOCUS 1.3 dataset (fct_billing_focus_allocated), as (name, kind) pairs:
+    the FOCUS columns of 1.2 and those 1.3 added, alphabetically, then the `x_` extensions. -#}
+{% macro focus_1_3_columns() -%}
+    {{ return([
+        ('AllocatedMethodDetails', 'json'), ('AllocatedMethodId', 'string'),
+        ('AllocatedResourceId', 'string'), ('AllocatedResourceName', 'string'), ('AllocatedTags', 'tags'),
+        ('AvailabilityZone', 'string'), ('BilledCost', 'money'), ('BillingAccountId', 'string'),
+        ('BillingAccountName', 'string'), ('BillingAccountType', 'string'), ('BillingCurrency', 'string'),
+        ('BillingPeriodEnd', 'timestamp'), ('BillingPeriodStart', 'timestamp'),
+        ('CapacityReservationId', 'string'), ('CapacityReservationStatus', 'string'),
+        ('ChargeCategory', 'string'), ('ChargeClass', 'string'), ('ChargeDescription', 'string'),
+        ('ChargeFrequency', 'string'), ('ChargePeriodEnd', 'timestamp'), ('ChargePeriodStart', 'timestamp'),
+        ('CommitmentDiscountCategory', 'string'), ('CommitmentDiscountId', 'string'),
+        ('CommitmentDiscountName', 'string'), ('CommitmentDiscountQuantity', 'number'),
+        ('CommitmentDiscountStatus', 'string'), ('CommitmentDiscountType', 'string'),
+        ('CommitmentDiscountUnit', 'string'), ('ConsumedQuantity', 'number'), ('ConsumedUnit', 'string'),
+        ('ContractApplied', 'json'), ('ContractedCost', 'money'), ('ContractedUnitPrice', 'number'),
+        ('EffectiveCost', 'money'), ('HostProviderName', 'string'), ('InvoiceId', 'string'),
+        ('InvoiceIssuerName', 'string'), ('ListCost', 'money'), ('ListUnitPrice', 'number'),
+        ('PricingCategory', 'string'), ('PricingCurrency', 'string'),
+        ('PricingCurrencyContractedUnitPrice', 'number'), ('PricingCurrencyEffectiveCost', 'money'),
+        ('PricingCurrencyListUnitPrice', 'number'), ('PricingQuantity', 'number'), ('PricingUnit', 'string'),
+        ('ProviderName', 'string'), ('PublisherName', 'string'), ('RegionId', 'string'),
+        ('RegionName', 'string'), ('ResourceId', 'string'), ('ResourceName', 'string'),
+        ('ResourceType', 'string'), ('ServiceCategory', 'string'), ('ServiceName', 'string'),
+        ('ServiceProviderName', 'string'), ('ServiceSubcategory', 'string'), ('SkuId', 'string'),
+        ('SkuMeter', 'string'), ('SkuPriceDetails', 'json'), ('SkuPriceId', 'string'),
+        ('SubAccountId', 'string'), ('SubAccountName', 'string'), ('SubAccountType', 'string'),
+        ('Tags', 'tags'), ('x_Source', 'string'), ('x_LoadId', 'string'), ('x_SourceRow', 'integer'),
+        ('x_ChargeType', 'string'), ('x_PricingCategory', 'string'), ('x_CostView', 'string'),
+        ('x_InstanceType', 'string'), ('x_InstanceId', 'string'), ('x_Hostname', 'string'),
+        ('x_GpuModel', 'string'), ('x_GpuCount', 'integer'), ('x_IsGpuInstance', 'boolean'),
+        ('x_UsageSeconds', 'number'), ('x_DepreciationCost', 'money'), ('x_FacilityCost', 'money'),
+        ('x_StaffCost', 'money'),
+    ]) }}
+{%- endmacro %}
+
+{#- The metrics a split-cost allocation divides (summable: true): a charge's split rows sum
+    to it. -#}
+{% macro focus_summable_columns() -%}
+    {{ return(['BilledCost', 'CommitmentDiscountQuantity', 'ConsumedQuantity', 'ContractedCost',
+        'EffectiveCost', 'ListCost', 'PricingCurrencyEffectiveCost', 'PricingQuantity', 'x_UsageSeconds',
+        'x_DepreciationCost', 'x_FacilityCost', 'x_StaffCost']) }}
+{%- endmacro %}
+
 {#- The columns every FOCUS part must fill (focus_part_columns() checks it). -#}
 {% macro focus_part_required() -%}
     {{ return(['BilledCost', 'BillingAccountId', 'BillingCurrency', 'BillingPeriodEnd', 'BillingPeriodStart',

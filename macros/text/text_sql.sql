@@ -111,3 +111,24 @@
 {% macro spark__split_part(string_text, delimiter_text, part_number) -%}
     split_part({{ string_text }}, {{ delimiter_text }}, {{ part_number }})
 {%- endmacro %}
+
+{#- A JSON object `{"Elements": [{key: value, ...}]}`, FOCUS's shape for a column that lists the parts of
+    a charge (AllocatedMethodDetails): one element of (key, value SQL expression) pairs; numbers stay
+    JSON numbers. -#}
+{% macro json_elements(pairs) -%}
+    {{ return(adapter.dispatch('json_elements', 'gpu_ledger')(pairs)) }}
+{%- endmacro %}
+{% macro default__json_elements(pairs) -%}
+    cast(to_json({'Elements': [{
+        {%- for key, value in pairs -%}
+        '{{ key }}': {{ value }}{{ ", " if not loop.last }}
+        {%- endfor -%}
+    }]}) as json)
+{%- endmacro %}
+{% macro spark__json_elements(pairs) -%}
+    to_json(named_struct('Elements', array(named_struct(
+        {%- for key, value in pairs -%}
+        '{{ key }}', {{ value }}{{ ", " if not loop.last }}
+        {%- endfor -%}
+    ))))
+{%- endmacro %}

@@ -33,6 +33,8 @@ from typing import Any
 import click
 
 from gpu_ledger import __version__, logs
+from gpu_ledger.export import DEFAULT_VERSION as DEFAULT_FOCUS_VERSION
+from gpu_ledger.export import FOCUS_VERSIONS
 from gpu_ledger.home import DEFAULT_HOME, Home
 from gpu_ledger.ingest.errors import LegacyStore
 from gpu_ledger.lock import HomeBusy, conflict_message, home_lock
@@ -242,7 +244,10 @@ BUILD_HELP = "run dbt build (seeds, models, data tests) and publish the warehous
 PUBLISH_HELP = "publish the working file a plain `dbt build` wrote, checked as build checks its own"
 STATUS_HELP = "what is loaded per source, how fresh, and what is missing"
 SQL_HELP = "read-only SQL over the published warehouse: a query, a file, standard input, or a shell"
-EXPORT_FOCUS_HELP = "every billing row in FOCUS 1.2 columns (fct_billing_focus) as CSV or Parquet"
+EXPORT_FOCUS_HELP = (
+    "every billing row in FOCUS columns as CSV or Parquet: 1.2 (fct_billing_focus), or 1.3 with GPU charges "
+    "split among the jobs and idle that used them (fct_billing_focus_allocated)"
+)
 METRICS_LIST_HELP = "the semantic layer's metrics: name, unit and description"
 METRICS_QUERY_HELP = (
     "a metric (or several) by dimensions, from its one definition, over the published warehouse"
@@ -1000,16 +1005,23 @@ def export_group() -> None:
     required=True,
     help="output file: .csv or .csv.gz writes CSV, .parquet Parquet",
 )
+@click.option(
+    "--focus-version",
+    type=click.Choice(FOCUS_VERSIONS),
+    default=DEFAULT_FOCUS_VERSION,
+    show_default=True,
+    help="FOCUS version of the columns; 1.3 adds the split of GPU charges (Allocated* columns)",
+)
 @guarded
-def export_focus_command(out: Path) -> int:
+def export_focus_command(out: Path, focus_version: str) -> int:
     from gpu_ledger.export import ExportError, export_focus
 
     try:
-        rows = export_focus(Home(_home()).warehouse, out)
+        rows = export_focus(Home(_home()).warehouse, out, focus_version)
     except ExportError as exc:
         _error(exc)
         return DID_NOT_RUN
-    click.echo(f"Wrote {rows:,} FOCUS 1.2 rows to {out}")
+    click.echo(f"Wrote {rows:,} FOCUS {focus_version} rows to {out}")
     return OK
 
 

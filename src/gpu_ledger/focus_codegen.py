@@ -7,7 +7,9 @@
   `part` (a provider's FOCUS part: the columns and their docs), `lines` (int_billing__focus_lines: what every
   part must deliver is tested), `mart` (fct_billing_focus: types, the contract's not-null constraints, the
   spec's closed lists), `landed` / `staged` (the FOCUS export's raw table and staging model),
-  `contract_landed` / `contract_staged` (the FOCUS 1.3 Contract Commitment dataset).
+  `contract_landed` / `contract_staged` (the FOCUS 1.3 Contract Commitment dataset), `mart_1_3`
+  (fct_billing_focus_allocated, the FOCUS 1.3 export: the 1.2 and 1.3 columns alphabetically, then the x_
+  extensions).
 
 `python -m gpu_ledger.focus_codegen` rewrites what differs and names the files; `--check` only names them
 and exits 1 (tests/test_focus_codegen.py runs it). It also checks that every FOCUS part the registry in
@@ -67,6 +69,15 @@ def _columns() -> list[dict[str, Any]]:
 
 def _focus_only() -> list[dict[str, Any]]:
     return [c for c in SPEC["columns"] if not c["name"].startswith("x_")]
+
+
+def _extensions() -> list[dict[str, Any]]:
+    return [c for c in SPEC["columns"] if c["name"].startswith("x_")]
+
+
+def _columns_1_3() -> list[dict[str, Any]]:
+    """The FOCUS 1.3 dataset's columns: FOCUS's (1.2's, 1.3's) alphabetically, then the x_ ones."""
+    return sorted(_focus_only() + SPEC["focus_1_3"], key=lambda c: c["name"]) + _extensions()
 
 
 def _doc(name: str, prefix: str = "focus") -> str:
@@ -152,6 +163,7 @@ PROFILES: dict[str, tuple[Callable[[], list[dict[str, Any]]], Callable[[dict[str
     "staged": (lambda: _focus_only() + SPEC["focus_1_3"], _part),
     "contract_landed": (lambda: SPEC["contract_commitment"], _contract_landed),
     "contract_staged": (lambda: SPEC["contract_commitment"], _contract_staged),
+    "mart_1_3": (_columns_1_3, _mart),
 }
 
 
@@ -223,8 +235,9 @@ def macro_sql() -> str:
             lines[-1] += ("" if lines[-1].endswith(("[", " ")) else " ") + item
         return lines
 
-    focus = [c for c in SPEC["columns"] if not c["name"].startswith("x_")]
-    extensions = [c for c in SPEC["columns"] if c["name"].startswith("x_")]
+    focus = _focus_only()
+    extensions = _extensions()
+    summable = [c["name"] for c in SPEC["columns"] if c.get("summable")]
     categories = [
         f"        '{category}': [{', '.join(repr(child) for child in children)}],"
         for category, children in SPEC["service_subcategories"].items()
@@ -249,6 +262,20 @@ def macro_sql() -> str:
             *pairs(extensions, "        "),
             "    ] -%}",
             "    {{ return(focus + (extensions if include_extensions else [])) }}",
+            "{%- endmacro %}",
+            "",
+            "{#- The columns of the FOCUS 1.3 dataset (fct_billing_focus_allocated), as (name, kind) pairs:",
+            "    the FOCUS columns of 1.2 and those 1.3 added, alphabetically, then the `x_` extensions. -#}",
+            "{% macro focus_1_3_columns() -%}",
+            "    {{ return([",
+            *pairs(_columns_1_3(), "        "),
+            "    ]) }}",
+            "{%- endmacro %}",
+            "",
+            "{#- The metrics a split-cost allocation divides (summable: true): a charge's split rows sum",
+            "    to it. -#}",
+            "{% macro focus_summable_columns() -%}",
+            *pairs_of_names(summable, "    {{ return([", "]) }}"),
             "{%- endmacro %}",
             "",
             "{#- The columns every FOCUS part must fill (focus_part_columns() checks it). -#}",

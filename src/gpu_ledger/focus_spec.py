@@ -67,3 +67,11 @@ SERVICE_SUBCATEGORIES: dict[str, tuple[str, ...]] = {
     category: tuple(children) for category, children in SPEC["service_subcategories"].items()
 }
 """FOCUS 1.2 ServiceCategory values and the ServiceSubcategory values allowed under each."""
+
+COLUMNS_1_3 = tuple(sorted((*COLUMNS, *ADDED_IN_1_3)))
+"""The FOCUS columns of the 1.3 export (fct_billing_focus_allocated), alphabetical as the specification lists
+them: the 1.2 columns (ProviderName and PublisherName, deprecated by 1.3, still present) and those 1.3
+added."""
+
+SUMMABLE = tuple(c["name"] for c in WAREHOUSE_COLUMNS if c.get("summable"))
+"""The metrics a split-cost allocation divides: the split rows of a charge sum to it in each of these."""

@@ -4,8 +4,10 @@
     a GPU-hour is the GPU-hour's cost x its share of the GPU (1, N/M when only the node is known, g/7
     for a MIG slice) x the seconds it held the GPU / the seconds the machine ran that hour. When
     consumers together hold more than the hour (time-sliced GPUs), they split it in proportion. What
-    no job holds is idle, owned by the machine's own tags. So the consumers of a GPU-hour always add
-    up to its cost, to the last fraction of a cent.
+    no job holds is idle, owned by the machine's own tags. That fraction is `cost_share` (idle's is
+    the rest), kept so that the FOCUS 1.3 split of each bill line (fct_billing_focus_allocated)
+    applies the very same rule. So the consumers of a GPU-hour always add up to its cost, to the last
+    fraction of a cent, and their cost_share to 1.
 #}
 
 with
@@ -89,7 +91,7 @@ job_usage as (
     from sampled_job_usage
 ),
 
-job_rows as (
+job_shares as (
     select
         held.gpu_id,
         held.mig_instance_id,
@@ -106,10 +108,10 @@ job_rows as (
         job_usage.util_pct_sum,
         job_usage.util_samples,
         job_usage.max_fb_used_mib,
-        gpu_hours.effective_cost * held.share * held.allocated_seconds
-        / greatest(gpu_hours.provisioned_seconds, demand.weighted_seconds) as cost,
-        gpu_hours.energy_kwh * held.share * held.allocated_seconds
-        / greatest(gpu_hours.provisioned_seconds, demand.weighted_seconds) as energy_kwh
+        gpu_hours.effective_cost,
+        gpu_hours.energy_kwh as gpu_energy_kwh,
+        held.share * held.allocated_seconds
+        / greatest(gpu_hours.provisioned_seconds, demand.weighted_seconds) as cost_share
     from held
     inner join gpu_hours
         on
@@ -129,10 +131,20 @@ job_rows as (
             and held.mig_instance_id is not distinct from job_usage.mig_instance_id
 ),
 
+-- the rule's one formula: a consumer's part of the GPU-hour (cost, energy) is its cost_share
+job_rows as (
+    select
+        *,
+        effective_cost * cost_share as cost,
+        gpu_energy_kwh * cost_share as energy_kwh
+    from job_shares
+),
+
 job_totals as (
     select
         gpu_id,
         hour_start,
+        sum(cost_share) as cost_share,
         sum(cost) as cost,
         sum(share * allocated_seconds) as weighted_seconds,
         sum(busy_gpu_hours) as busy_gpu_hours,
@@ -160,6 +172,7 @@ idle_rows as (
         cast(null as double) as util_pct_sum,
         cast(null as bigint) as util_samples,
         cast(null as bigint) as max_fb_used_mib,
+        1 - coalesce(job_totals.cost_share, 0) as cost_share,
         gpu_hours.effective_cost - coalesce(job_totals.cost, 0) as cost,
         gpu_hours.energy_kwh - coalesce(job_totals.energy_kwh, 0) as energy_kwh
     from gpu_hours
@@ -170,7 +183,26 @@ idle_rows as (
 ),
 
 final as (
-    select * from job_rows
+    select
+        gpu_id,
+        mig_instance_id,
+        hour_start,
+        consumer_type,
+        job_key,
+        team,
+        project,
+        workload_class,
+        environment,
+        share,
+        allocated_seconds,
+        busy_gpu_hours,
+        util_pct_sum,
+        util_samples,
+        max_fb_used_mib,
+        cost_share,
+        cost,
+        energy_kwh
+    from job_rows
     union all
     select * from idle_rows
 )

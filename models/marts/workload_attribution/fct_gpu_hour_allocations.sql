@@ -23,6 +23,7 @@ final as (
         allocated_seconds,
         busy_gpu_hours,
         energy_kwh,
+        cost_share,
         {{ money('cost') }} as cost,
         -- timestamps
         hour_start

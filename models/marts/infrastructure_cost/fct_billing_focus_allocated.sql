@@ -1,0 +1,259 @@
+-- grain: one row per billing row of fct_billing_focus x its allocated consumer: a GPU instance's usage row that GPU Ledger attributes is split into one row per job attempt that held its GPUs and one for the idle rest; every other row once, as it is
+{#-
+    The FOCUS 1.3 cost and usage dataset (`gpu-ledger export focus --focus-version 1.3`): fct_billing_focus
+    with the columns FOCUS 1.3 added, and every GPU charge we attribute replaced by its allocated charges
+    (FOCUS 1.3 "data generator-calculated split cost allocation": the origin charge is split into
+    allocated charges from which it can be derived). The split applies fct_gpu_hour_allocations' rule, so
+    a team's GPU cost here is the cost the marts give it:
+
+    - a usage row of a GPU instance covers instance-hours (pro rata over its charge period, as
+      int_billing__gpu_instance_hours spreads it); each instance-hour is shared equally by the instance's
+      billed GPU-hours (fct_gpu_hours), and each GPU-hour by its consumers in proportion to their
+      cost_share (held time x share of the GPU; idle the rest);
+    - a consumer's AllocatedRatio is the sum of those parts over the row's GPU-hours, normalised over the
+      row's consumers so that the ratios add up to 1;
+    - every summable metric (focus_summable_columns()) is the origin's x AllocatedRatio at 10 decimals,
+      the largest consumer taking the rounding remainder, so the split rows sum to the origin charge
+      exactly; dimensions and unit prices repeat the origin's.
+
+    A GPU row no GPU-hour attributes (no GPUs known for its instance) stays whole, as every non-GPU row.
+    The YAML says which reading of FOCUS 1.3 each new column takes.
+-#}
+{%- set columns = focus_1_3_columns() %}
+{%- set summable = focus_summable_columns() %}
+{%- set prefix = focus_allocated_tag_prefix() %}
+{%- set charge_key -%}
+    x_Source || '|' || coalesce(x_LoadId, '') || '|' || coalesce(cast(x_SourceRow as string), '') || '|'
+    || cast(ChargePeriodStart as string) || '|' || ChargeCategory
+{%- endset %}
+with billing as (
+    select
+        *,
+        {{ charge_key }} as charge_key
+    from {{ ref('fct_billing_focus') }}
+),
+
+gpu_hours as (
+    select * from {{ ref('fct_gpu_hours') }}
+),
+
+allocations as (
+    select * from {{ ref('fct_gpu_hour_allocations') }}
+),
+
+jobs as (
+    select * from {{ ref('dim_jobs') }}
+),
+
+-- the rows int_billing__gpu_instance_hours spreads over instance-hours: usage of a GPU instance
+gpu_charges as (
+    select
+        charge_key,
+        {{ focus_provider('ProviderName') }} as provider,
+        x_InstanceId as instance_id,
+        ChargePeriodStart as charge_period_start,
+        ChargePeriodEnd as charge_period_end,
+        {{ unnest_hour_starts('ChargePeriodStart', 'ChargePeriodEnd') }} as hour_start
+    from billing
+    where
+        x_IsGpuInstance
+        and x_InstanceId is not null
+        and ChargeCategory = 'Usage'
+        and coalesce(CommitmentDiscountStatus, '') <> 'Unused'
+),
+
+charge_hours as (
+    select
+        charge_key,
+        provider,
+        instance_id,
+        hour_start,
+        {{ seconds_between(
+            'greatest(charge_period_start, hour_start)',
+            'least(charge_period_end, hour_start + interval 1 hour)'
+        ) }} as covered_seconds,
+        {{ seconds_between('charge_period_start', 'charge_period_end') }} as period_seconds
+    from gpu_charges
+),
+
+billed_gpu_hours as (
+    select
+        gpu_id,
+        provider,
+        instance_id,
+        hour_start,
+        count(*) over (partition by provider, instance_id, hour_start) as instance_gpus
+    from gpu_hours
+    where is_billed
+),
+
+-- each consumer's part of each row, GPU-hour by GPU-hour
+consumer_parts as (
+    select
+        charge_hours.charge_key,
+        allocations.consumer,
+        allocations.consumer_type,
+        allocations.job_key,
+        allocations.team,
+        allocations.project,
+        allocations.workload_class,
+        allocations.environment,
+        allocations.cost_share * charge_hours.covered_seconds
+        / charge_hours.period_seconds / billed_gpu_hours.instance_gpus as part,
+        -- GPU-hours held (a job: its share of the GPU x the seconds it held it; idle: the seconds no job
+        -- held) and measured busy, within the part of the hour the row covers
+        case
+            when allocations.consumer_type = 'job' then allocations.share * allocations.allocated_seconds
+            else allocations.allocated_seconds
+        end / 3600.0 * charge_hours.covered_seconds / 3600.0 as held_gpu_hours,
+        allocations.busy_gpu_hours * charge_hours.covered_seconds / 3600.0 as busy_gpu_hours
+    from charge_hours
+    inner join billed_gpu_hours
+        on
+            charge_hours.provider = billed_gpu_hours.provider
+            and charge_hours.instance_id = billed_gpu_hours.instance_id
+            and charge_hours.hour_start = billed_gpu_hours.hour_start
+    inner join allocations
+        on
+            billed_gpu_hours.gpu_id = allocations.gpu_id
+            and billed_gpu_hours.hour_start = allocations.hour_start
+),
+
+consumer_totals as (
+    select
+        charge_key,
+        consumer,
+        max(consumer_type) as consumer_type,
+        max(job_key) as job_key,
+        max(team) as team,
+        max(project) as project,
+        max(workload_class) as workload_class,
+        max(environment) as environment,
+        sum(part) as part,
+        sum(held_gpu_hours) as held_gpu_hours,
+        sum(busy_gpu_hours) as busy_gpu_hours
+    from consumer_parts
+    group by charge_key, consumer
+    -- a consumer with no part (idle on a GPU-hour its jobs filled) gets no row
+    having sum(part) > 0
+),
+
+ratios as (
+    select
+        *,
+        part / sum(part) over (partition by charge_key) as allocated_ratio,
+        row_number() over (partition by charge_key order by part desc, consumer asc) as part_rank
+    from consumer_totals
+),
+
+split_charges as (
+    select distinct charge_key from ratios
+),
+
+-- The select lists below are written column by column from focus_1_3_columns(): sqlfluff cannot lay out a
+-- comma that Jinja writes, so indentation is not checked from here on.
+-- noqa: disable=LT02
+split_parts as (
+    select
+        billing.*,
+        {%- for name in summable %}
+        cast(billing.{{ name }} * ratios.allocated_ratio as decimal(38, 10)) as split_{{ name }},
+        {%- endfor %}
+        ratios.consumer,
+        ratios.consumer_type,
+        ratios.job_key,
+        ratios.team,
+        ratios.project,
+        ratios.workload_class,
+        ratios.environment,
+        ratios.allocated_ratio,
+        ratios.held_gpu_hours,
+        ratios.busy_gpu_hours,
+        ratios.part_rank
+    from billing
+    inner join ratios
+        on billing.charge_key = ratios.charge_key
+),
+
+split_rows as (
+    select
+    {%- for name, kind in columns %}
+        {%- if name in summable %}
+        -- the largest consumer takes the rounding remainder: the split rows sum to the origin exactly
+        case
+            when split_parts.part_rank = 1
+                then split_parts.{{ name }} + split_parts.split_{{ name }}
+                - sum(split_parts.split_{{ name }}) over (partition by split_parts.charge_key)
+            else split_parts.split_{{ name }}
+        end as {{ name }},
+        {%- elif name == 'AllocatedMethodId' %}
+        '{{ focus_allocated_method_id() }}' as AllocatedMethodId,
+        {%- elif name == 'AllocatedMethodDetails' %}
+        {{ json_elements([
+            ('AllocatedRatio', 'split_parts.allocated_ratio'),
+            ('UsageUnit', "'GPU-Hours'"),
+            ('UsageQuantity', 'round(split_parts.held_gpu_hours, 6)'),
+            ('x_BusyGpuHours', 'round(split_parts.busy_gpu_hours, 6)'),
+        ]) }} as AllocatedMethodDetails,
+        {%- elif name == 'AllocatedResourceId' %}
+        -- FOCUS 1.3: null on the unallocated portion of the origin charge (idle)
+        split_parts.job_key as AllocatedResourceId,
+        {%- elif name == 'AllocatedResourceName' %}
+        case
+            when split_parts.job_key is not null then coalesce(jobs.name, split_parts.job_key)
+        end as AllocatedResourceName,
+        {%- elif name == 'AllocatedTags' %}
+        {{ map_to_json(string_map([
+            (prefix ~ 'consumer', 'split_parts.consumer_type'),
+            (prefix ~ 'team', 'split_parts.team'),
+            (prefix ~ 'project', 'split_parts.project'),
+            (prefix ~ 'workload-class', 'split_parts.workload_class'),
+            (prefix ~ 'environment', 'split_parts.environment'),
+        ])) }} as AllocatedTags,
+        {%- elif name == 'ContractApplied' %}
+        cast(null as string) as ContractApplied,
+        {%- elif name in ('ServiceProviderName', 'HostProviderName') %}
+        split_parts.ProviderName as {{ name }},
+        {%- else %}
+        split_parts.{{ name }},
+        {%- endif %}
+    {%- endfor %}
+        split_parts.charge_key
+    from split_parts
+    left join jobs
+        on split_parts.job_key = jobs.job_key
+),
+
+whole_rows as (
+    select
+    {%- for name, kind in columns %}
+        {%- if name in ('ServiceProviderName', 'HostProviderName') %}
+        billing.ProviderName as {{ name }},
+        {%- elif name.startswith('Allocated') or name == 'ContractApplied' %}
+        cast(null as string) as {{ name }},
+        {%- else %}
+        billing.{{ name }},
+        {%- endif %}
+    {%- endfor %}
+        billing.charge_key
+    from billing
+    left join split_charges
+        on billing.charge_key = split_charges.charge_key
+    where split_charges.charge_key is null
+),
+
+unioned as (
+    select * from split_rows
+    union all
+    select * from whole_rows
+),
+
+final as (
+    select
+    {%- for name, kind in columns %}
+        cast({{ name }} as {{ focus_type(kind) }}) as {{ name }}{{ "," if not loop.last }}
+    {%- endfor %}
+    from unioned
+)
+
+select * from final
