@@ -189,8 +189,8 @@ split_rows as (
         {%- elif name == 'AllocatedMethodId' %}
         '{{ focus_allocated_method_id() }}' as AllocatedMethodId,
         {%- elif name == 'AllocatedMethodDetails' %}
-        -- the ratio at 12 decimals: the same text on every engine (their last binary digits differ)
         {{ json_elements([
+            -- 12 decimals: the text is the same on every engine (their last binary digits differ)
             ('AllocatedRatio', 'round(split_parts.allocated_ratio, 12)'),
             ('UsageUnit', "'GPU-Hours'"),
             ('UsageQuantity', 'round(split_parts.held_gpu_hours, 6)'),
