@@ -190,8 +190,7 @@ split_rows as (
         '{{ focus_allocated_method_id() }}' as AllocatedMethodId,
         {%- elif name == 'AllocatedMethodDetails' %}
         {{ json_elements([
-            -- 12 decimals: the text is the same on every engine (their last binary digits differ)
-            ('AllocatedRatio', 'round(split_parts.allocated_ratio, 12)'),
+            ('AllocatedRatio', 'split_parts.allocated_ratio'),
             ('UsageUnit', "'GPU-Hours'"),
             ('UsageQuantity', 'round(split_parts.held_gpu_hours, 6)'),
             ('x_BusyGpuHours', 'round(split_parts.busy_gpu_hours, 6)'),
