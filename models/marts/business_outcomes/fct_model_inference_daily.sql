@@ -10,7 +10,8 @@
     = input / (input + w x output tokens), output share = w x output / (input + w x output); w = 1 is
     by token count. cost per 1M input tokens = cost x input share x 1e6 / input tokens (null without
     input tokens), likewise output. Energy per token is over all tokens, input and output.
-    model: the server's model_name label, else (TGI names none) the deployment.
+    model (named as in fct_model_unit_economics): the server's model_name label, else (TGI names none) the
+    deployment.
 #}
 with
 
@@ -21,7 +22,7 @@ pod_days as (
 daily as (
     select
         day,
-        coalesce(model_name, deployment) as model,
+        coalesce(model_name, deployment) as model,  -- noqa: RF04
         pod_namespace as namespace,
         deployment,
         max(inference_server) as inference_server,
@@ -76,8 +77,9 @@ final as (
         {{ money('busy_cost') }} as busy_cost,
         {{ money('case when input_tokens > 0 then busy_cost * input_cost_share * 1000000.0 / input_tokens end') }}
             as cost_per_1m_input_tokens_busy,
-        {{ money('case when output_tokens > 0 then busy_cost * (1 - input_cost_share) * 1000000.0 / output_tokens end') }}
-            as cost_per_1m_output_tokens_busy,
+        {{ money(
+            'case when output_tokens > 0 then busy_cost * (1 - input_cost_share) * 1000000.0 / output_tokens end'
+        ) }} as cost_per_1m_output_tokens_busy,
         {{ money('case when input_tokens > 0 then allocation_cost * input_cost_share * 1000000.0 / input_tokens end') }}
             as cost_per_1m_input_tokens_allocation,
         {{ money(
