@@ -2,8 +2,8 @@
 
 The simulated fleet's serving pods expose vLLM counters (one pod's process restarts mid-series);
 `fct_model_inference_daily` must find, per model x deployment x day, the tokens and requests the
-counters show exactly, and $/1M input and output tokens on both cost bases, J/token and Wh/1M tokens
-and tokens per GPU-second within 1 % of ground_truth/inference_token_economics.csv.
+counters show exactly, and $/1M input and output tokens on both cost bases, J/token, Wh and kg CO2e per
+1M tokens and tokens per GPU-second within 1 % of ground_truth/inference_token_economics.csv.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ WITHIN_1_PCT = (
     "cost_per_1m_output_tokens_allocation",
     "energy_j_per_token",
     "energy_wh_per_1m_tokens",
+    "carbon_kg_co2e_per_1m_tokens",
     "tokens_per_gpu_second",
 )
 

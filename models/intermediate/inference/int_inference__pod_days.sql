@@ -27,7 +27,8 @@ job_days as (
         sum(allocated_seconds * share) / 3600.0 as held_gpu_hours,
         sum(busy_gpu_hours) as busy_gpu_hours,
         sum(cost) as cost,
-        sum(energy_kwh) as energy_kwh
+        sum(energy_kwh) as energy_kwh,
+        sum(carbon_kg_co2e) as carbon_kg_co2e
     from {{ ref('int_costs__job_gpu_hours') }}
     group by job_key, {{ utc_date('hour_start') }}
 ),
@@ -69,6 +70,7 @@ final as (
         coalesce(job_days.held_gpu_hours, 0) as held_gpu_hours,
         coalesce(job_days.busy_gpu_hours, 0) as busy_gpu_hours,
         coalesce(job_days.energy_kwh, 0) as energy_kwh,
+        coalesce(job_days.carbon_kg_co2e, 0) as carbon_kg_co2e,
         -- costs
         coalesce(job_days.cost, 0) as allocation_cost,
         case

@@ -9,7 +9,7 @@
     Split between input and output tokens (var token_cost_output_weight, w, default 1): input share
     = input / (input + w x output tokens), output share = w x output / (input + w x output); w = 1 is
     by token count. cost per 1M input tokens = cost x input share x 1e6 / input tokens (null without
-    input tokens), likewise output. Energy per token is over all tokens, input and output.
+    input tokens), likewise output. Energy and carbon per token are over all tokens, input and output.
     model (named as in fct_model_unit_economics): the server's model_name label, else (TGI names none) the
     deployment.
 #}
@@ -33,6 +33,7 @@ daily as (
         sum(held_gpu_hours) as held_gpu_hours,
         sum(busy_gpu_hours) as busy_gpu_hours,
         sum(energy_kwh) as energy_kwh,
+        sum(carbon_kg_co2e) as carbon_kg_co2e,
         sum(allocation_cost) as allocation_cost,
         sum(busy_cost) as busy_cost
     from pod_days
@@ -70,6 +71,8 @@ final as (
         case when tokens > 0 then energy_kwh * 3600000.0 / tokens end as energy_j_per_token,
         case when tokens > 0 then energy_kwh * 3600000.0 * 1000000.0 / tokens end as energy_j_per_1m_tokens,
         case when tokens > 0 then energy_kwh * 1000.0 * 1000000.0 / tokens end as energy_wh_per_1m_tokens,
+        carbon_kg_co2e,
+        case when tokens > 0 then carbon_kg_co2e * 1000000.0 / tokens end as carbon_kg_co2e_per_1m_tokens,
         case when held_gpu_hours > 0 then tokens / (held_gpu_hours * 3600.0) end as tokens_per_gpu_second,
         case when busy_gpu_hours > 0 then tokens / (busy_gpu_hours * 3600.0) end as tokens_per_busy_gpu_second,
         -- costs

@@ -88,7 +88,8 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   `busy_cost` = each pod-day's cost x its busy / held GPU-hours. Split between input and output by
   token count: input share = input / (input + output tokens). cost_per_1m_* = that share of the cost
   x 1e6 / those tokens; energy_j_per_token = energy_kwh x 3.6e6 / all tokens;
-  tokens_per_gpu_second = all tokens / (held GPU-hours x 3600).
+  carbon_kg_co2e_per_1m_tokens = the pods' energy x its GPU's kg CO2e per kWh (as for training runs)
+  x 1e6 / all tokens; tokens_per_gpu_second = all tokens / (held GPU-hours x 3600).
 
 ## Files
 """
@@ -116,7 +117,7 @@ def write(
         "reconciliation.csv": reconciliation(fleet, gpu_cost, slices),
         "anomalies.csv": planted_anomalies(fleet, gpu_cost, slices),
         "recommendations.csv": recommendations(fleet, gpu_cost, slices, idle_runs),
-        "inference_token_economics.csv": inference_token_economics(fleet, gpu_cost, slices, token_counts),
+        "inference_token_economics.csv": inference_token_economics(fleet, slices, token_counts),
     }
     written = []
     for name, frame in tables.items():
@@ -294,23 +295,17 @@ def jobs(fleet: Fleet, slices: pl.DataFrame, allocation_sums: pl.DataFrame) -> p
     )
 
 
-def inference_token_economics(
-    fleet: Fleet, gpu_cost: pl.DataFrame, slices: pl.DataFrame, token_counts: pl.DataFrame
-) -> pl.DataFrame:
+def inference_token_economics(fleet: Fleet, slices: pl.DataFrame, token_counts: pl.DataFrame) -> pl.DataFrame:
     """Per model x deployment x day: the serving pods' tokens, GPU time, cost and energy (see RULES)."""
     pod_days = (
-        slices.join(gpu_cost.select("gpu_uuid", "hour_start", "energy_kwh"), on=["gpu_uuid", "hour_start"])
-        .with_columns(
-            (
-                pl.col("energy_kwh") * pl.col("share") * pl.col("allocated_seconds") / pl.col("usage_seconds")
-            ).alias("pod_energy_kwh"),
-            pl.col("hour_start").dt.date().alias("day"),
-        )
+        slices.join(carbon_factors(fleet), on="gpu_uuid", how="left")
+        .with_columns(pl.col("energy_kwh").fill_null(0.0), pl.col("hour_start").dt.date().alias("day"))
         .group_by("allocation", "day")
         .agg(
             (pl.col("gpu_seconds").sum() / 3600).alias("held_gpu_hours"),
             pl.col("cost").sum(),
-            pl.col("pod_energy_kwh").sum().alias("energy_kwh"),
+            pl.col("energy_kwh").sum(),
+            (pl.col("energy_kwh") * pl.col("kg_per_kwh")).sum().alias("carbon_kg_co2e"),
         )
     )
     pods = fleet.allocations.with_row_index("allocation").join(
@@ -337,6 +332,7 @@ def inference_token_economics(
         pl.col("cost").sum(),
         pl.col("busy_cost").sum(),
         pl.col("energy_kwh").sum(),
+        pl.col("carbon_kg_co2e").sum(),
     )
     tokens = pl.col("input_tokens") + pl.col("output_tokens")
     input_share = pl.when(tokens > 0).then(pl.col("input_tokens") / tokens)
@@ -351,6 +347,7 @@ def inference_token_economics(
         per_million("cost", 1 - input_share, "output_tokens").alias("cost_per_1m_output_tokens_allocation"),
         pl.when(tokens > 0).then(pl.col("energy_kwh") * 3.6e6 / tokens).alias("energy_j_per_token"),
         pl.when(tokens > 0).then(pl.col("energy_kwh") * 1000 * 1e6 / tokens).alias("energy_wh_per_1m_tokens"),
+        pl.when(tokens > 0).then(pl.col("carbon_kg_co2e") * 1e6 / tokens).alias("carbon_kg_co2e_per_1m_tokens"),
         pl.when(pl.col("held_gpu_hours") > 0)
         .then(tokens / (pl.col("held_gpu_hours") * 3600))
         .alias("tokens_per_gpu_second"),
