@@ -52,7 +52,8 @@ def test_query_range_files_are_prometheus_matrices_of_dcgm_series(sim: Path, sam
     counters = (samples / "dcgm" / "dcgm-exporter_default-counters.csv").read_text()
     counters += (samples / "dcgm" / "dcgm-exporter_dcp-metrics-included.csv").read_text()
     known = set(re.findall(r"DCGM_FI_[A-Z_]+", counters))
-    for path in sim.glob("telemetry/prometheus/*/*/2026-10-04.json.gz"):
+    # the DCGM metrics' folders (the vLLM counters beside them: tests/simulator/test_inference_servers.py)
+    for path in sim.glob("telemetry/prometheus/*/DCGM_FI_*/2026-10-04.json.gz"):
         body = json.loads(gzip.decompress(path.read_bytes()))
         assert body["status"] == "success" and body["data"]["resultType"] == "matrix"
         name = path.parent.name

@@ -56,8 +56,10 @@ ENV_TOKEN = "GPU_LEDGER_PROMETHEUS_TOKEN"
 
 
 def default_metrics() -> list[str]:
-    """The DCGM metrics the marts read: the current names of telemetry.OLD_METRIC_NAMES, plus GPU_TEMP."""
-    return list(dict.fromkeys([*telemetry.OLD_METRIC_NAMES.values(), "DCGM_FI_DEV_GPU_TEMP"]))
+    """The metrics the marts read: the DCGM ones (the current names of telemetry.OLD_METRIC_NAMES, plus
+    GPU_TEMP) and the inference servers' token and request counters (telemetry.INFERENCE_METRICS)."""
+    dcgm = [*telemetry.OLD_METRIC_NAMES.values(), "DCGM_FI_DEV_GPU_TEMP"]
+    return list(dict.fromkeys([*dcgm, *telemetry.INFERENCE_METRICS]))
 
 
 def default_matches() -> list[str]:

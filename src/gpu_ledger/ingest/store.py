@@ -5,7 +5,8 @@ Layout (CONTRACT §3):
   row stamped with its `_load_id` (and, for row-shaped sources, `_source_file` and `_source_row`).
   Files of one table may differ in columns: a newer export brings more, and readers take the union.
 - `<home>/landed/dcgm_samples/day=YYYY-MM-DD/<load_id>_<n>.parquet`: telemetry samples, partitioned
-  by UTC day (Hive layout), so a build that wants one more day reads one more folder.
+  by UTC day (Hive layout), so a build that wants one more day reads one more folder; inference
+  servers' samples likewise under `landed/inference_samples/`.
 - `<home>/landed.duckdb`: the manifest (`raw.ingest_manifest`), validation results and settings, as
   DuckDB tables, and a view `raw.<table>` over each table's files, so DuckDB readers name tables,
   not files. Both tables are also written as Parquet under `landed/` for other engines.
@@ -60,7 +61,7 @@ DUCKDB_TABLES = ("ingest_manifest", "validation_results", "ingest_settings")
 # tables written as Parquet snapshots for other engines, with the name of their one file
 SNAPSHOTS = {"ingest_manifest": "manifest.parquet", "validation_results": "results.parquet"}
 # table -> its Hive partition column: the UTC day of this timestamp column, computed at write time
-PARTITIONS = {"dcgm_samples": ("day", "ts")}
+PARTITIONS = {"dcgm_samples": ("day", "ts"), "inference_samples": ("day", "ts")}
 PENDING = ".pending"
 # zstd: half the bytes of the default snappy for telemetry, for a tenth more writing time
 FILE_OPTIONS = "format parquet, compression zstd"

@@ -7,6 +7,12 @@ sentinels (finite values at or above 2^62 mean "not available"), and lands:
 
 - `raw.dcgm_series`: one row per series per load: series_id, metric, the typed labels, the full map;
 - `raw.dcgm_samples`: series_id, ts, value, _load_id — the bulk, kept narrow, partitioned by UTC day.
+
+Inference servers' metrics (vLLM's `vllm:*`, Hugging Face TGI's `tgi_*`) travel the same paths (a
+Prometheus query_range answer, a `/metrics` scrape, a promtool dump, `pull prometheus`), often in the
+same file as DCGM's, but describe a model server rather than a GPU: they land beside them, typed on
+their own vocabulary, in `raw.inference_series` and `raw.inference_samples` (same shapes, same
+checks, same day partitions). Every other metric lands with the DCGM series, as it always has.
 """
 
 from __future__ import annotations
@@ -62,6 +68,33 @@ LABEL_COLUMNS = {
 EXPORTER_POD_LABELS = ("pod", "namespace", "container")
 EXPORTER_CONTAINERS = ("nvidia-dcgm-exporter", "dcgm-exporter")
 
+# metric-name prefix -> the inference server that exposes it (vLLM names its metrics `vllm:*`, TGI `tgi_*`)
+INFERENCE_SERVERS = {"vllm:": "vllm", "tgi_": "tgi"}
+# the inference servers' series the marts read (their names as Prometheus stores them): token and request
+# counters, and vLLM's running-requests gauge
+INFERENCE_METRICS = (
+    "vllm:prompt_tokens_total",
+    "vllm:generation_tokens_total",
+    "vllm:request_success_total",
+    "vllm:num_requests_running",
+    "tgi_request_input_length_sum",
+    "tgi_request_generated_tokens_sum",
+    "tgi_request_success",
+)
+# typed column of raw.inference_series -> label names that carry it, first present wins. The pod labels
+# are the ones Prometheus' Kubernetes discovery puts on the scraped server pod; `engine` is vLLM V1's
+# engine-core index (one series per data-parallel engine); TGI names no model on its series.
+INFERENCE_LABEL_COLUMNS = {
+    "model_name": ("model_name",),
+    "engine": ("engine",),
+    "finished_reason": ("finished_reason",),
+    "pod": ("pod", "pod_name"),
+    "namespace": ("namespace", "pod_namespace"),
+    "container": ("container", "container_name"),
+    "scrape_job": ("job",),
+    "scrape_instance": ("instance",),
+}
+
 
 def _label(column: str, names: tuple[str, ...]) -> str:
     """The typed column from `present` (the labels without empty values) and the exporter flags of
@@ -99,7 +132,15 @@ def land_series(
     """
     con = ctx.store.con
     metric_case = " ".join(f"when '{old}' then '{new}'" for old, new in OLD_METRIC_NAMES.items())
+    server_case = " ".join(
+        f"when starts_with(present['__name__'], '{prefix}') then '{server}'"
+        for prefix, server in INFERENCE_SERVERS.items()
+    )
     typed = ",\n".join(f"{_label(col, names)} as {col}" for col, names in LABEL_COLUMNS.items())
+    inference_typed = ",\n".join(
+        f"coalesce({', '.join(f'present[{n!r}]' for n in names)}) as inference_{col}"
+        for col, names in INFERENCE_LABEL_COLUMNS.items()
+    )
     exporters = ", ".join(f"'{c}'" for c in EXPORTER_CONTAINERS)
     exported = ", ".join(
         f"map_contains(labels, 'exported_{c}') as has_exported_{c}" for c in EXPORTER_POD_LABELS
@@ -112,7 +153,9 @@ def land_series(
                 map_entries(labels), lambda e: e.key || '=' || e.value)), chr(31))) >> 1 as bigint)
                 as series_id,
             case present['__name__'] {metric_case} else present['__name__'] end as metric,
+            case {server_case} end as inference_server,
             {typed},
+            {inference_typed},
             labels,
             series_no
         from (
@@ -127,7 +170,6 @@ def land_series(
     """)
     if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
         raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")
-    ctx.land("dcgm_series", con.sql("select * exclude (series_no) from _series"), count=False)
     # the samples once, narrow: the checks and the write read this table (`samples` must read tables
     # of this connection, not Python objects)
     con.sql(f"""
@@ -139,10 +181,44 @@ def land_series(
           {"and not isnan(p.value)" if nan_is_stale else ""}
     """)
     _check(ctx, ordered=ordered)
-    # straight from the table to Parquet, without a trip through Python
-    ctx.land("dcgm_samples", con.sql("select series_id, ts, value from _samples"))
+    inference, other = con.sql(
+        "select count(*) filter (where inference_server is not null), "
+        "count(*) filter (where inference_server is null) from _series"
+    ).fetchall()[0]
+    # a file of inference-server series alone lands no DCGM rows; any other file lands as it always has
+    if other or not inference:
+        dcgm_columns = ", ".join(LABEL_COLUMNS)
+        ctx.land(
+            "dcgm_series",
+            con.sql(
+                f"select series_id, metric, {dcgm_columns}, labels "
+                "from _series where inference_server is null"
+            ),
+            count=False,
+        )
+        # straight from the table to Parquet, without a trip through Python
+        ctx.land("dcgm_samples", con.sql(_samples_of("is null")))
+    if inference:
+        inference_columns = ", ".join(f"inference_{c} as {c}" for c in INFERENCE_LABEL_COLUMNS)
+        ctx.land(
+            "inference_series",
+            con.sql(
+                f"select series_id, metric, inference_server as server, {inference_columns}, labels "
+                "from _series where inference_server is not null"
+            ),
+            count=False,
+        )
+        ctx.land("inference_samples", con.sql(_samples_of("is not null")))
     con.sql("drop table _samples")
     con.sql("drop table _series")
+
+
+def _samples_of(server_test: str) -> str:
+    """The landed samples of the series whose inference_server `server_test` (is null: DCGM and the rest)."""
+    return (
+        "select series_id, ts, value from _samples "
+        f"where series_no in (select series_no from _series where inference_server {server_test})"
+    )
 
 
 # a sample before the Unix epoch, or more than this ahead of now, is a broken clock or a unit mistake
@@ -162,6 +238,8 @@ RANGES = {
     "DCGM_FI_DEV_FB_FREE": (0, None),
     "DCGM_FI_DEV_POWER_USAGE": (0, None),
     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": (0, None),
+    # inference servers' counters and gauges count tokens and requests
+    **{metric: (0, None) for metric in INFERENCE_METRICS},
 }
 
 
@@ -261,7 +339,11 @@ def _prometheus(value: float) -> str:
 
 
 def _describe(con: duckdb.DuckDBPyConnection, series_no: int) -> str:
-    metric, uuid, host = con.sql(
-        "select metric, gpu_uuid, hostname from _series where series_no = $n", params={"n": series_no}
+    metric, server, uuid, host, namespace, pod = con.sql(
+        "select metric, inference_server, gpu_uuid, hostname, inference_namespace, inference_pod "
+        "from _series where series_no = $n",
+        params={"n": series_no},
     ).fetchall()[0]
+    if server is not None:
+        return f"series {series_no} ({metric}, pod {namespace or '?'}/{pod or '?'})"
     return f"series {series_no} ({metric}, GPU {uuid or '?'} on {host or '?'})"

@@ -114,6 +114,7 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
             fleet.mig_slices,
             fleet.jobs,
             fleet.allocations,
+            fleet.inference_requests,
             b.t0,
             config.days,
             config.interval_s,
@@ -163,7 +164,7 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
         )
     )
     idle_runs = _telemetry_runs(totals, gpu_table)
-    files.extend(ground_truth.write(fleet, gpu_hours, allocation_sums, idle_runs, out))
+    files.extend(ground_truth.write(fleet, gpu_hours, allocation_sums, idle_runs, totals.token_counts, out))
     summary = {
         "left_out": [
             {"pool": pool.name, "behaviour": pool.role, "needs_gpus": pool.min_nodes * pool.gpu_count}

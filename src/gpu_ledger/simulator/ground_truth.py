@@ -15,6 +15,7 @@ import polars as pl
 from gpu_ledger.simulator import catalogue
 from gpu_ledger.simulator.model import Fleet
 from gpu_ledger.simulator.org import UNALLOCATED
+from gpu_ledger.simulator.outcomes import SERVED_MODELS
 
 IDLE_MIN_HOURS = 2.0
 
@@ -76,13 +77,31 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   saving the pool's cost - its GPU-hours in use x spot price (billed, else catalogue less 60 %) x
   (1 + retry overhead: interrupted / completed attempts' cost of the completed spot training runs
   that started in the look-back, the provider's, else the fleet's, else 15 %).
+- Inference token economics (`inference_token_economics.csv`), per model x deployment x UTC day of
+  the vLLM serving pods (simulator.inference_servers): input / output tokens and requests are what
+  the pods' counters show (the increase from each reading to the next, counted on the earlier
+  reading's day; a decrease is a restart and the new reading is the increase; a pod's last reading
+  shows nothing of its own step). A deployment is the pod's namespace and its name without the
+  ReplicaSet hash and pod suffix. held_gpu_hours, `cost` (allocation basis) and `energy_kwh` are the
+  pods' GPU-hour slices that day (energy split like cost: the GPU's energy in the hour x share x
+  allocated seconds / seconds the instance ran); busy_gpu_hours from the DCGM values written;
+  `busy_cost` = each pod-day's cost x its busy / held GPU-hours. Split between input and output by
+  token count: input share = input / (input + output tokens). cost_per_1m_* = that share of the cost
+  x 1e6 / those tokens; energy_j_per_token = energy_kwh x 3.6e6 / all tokens;
+  carbon_kg_co2e_per_1m_tokens = the pods' energy x its GPU's kg CO2e per kWh (as for training runs)
+  x 1e6 / all tokens; tokens_per_gpu_second = all tokens / (held GPU-hours x 3600).
 
 ## Files
 """
 
 
 def write(
-    fleet: Fleet, gpu_hours: pl.DataFrame, allocation_sums: pl.DataFrame, idle_runs: pl.DataFrame, out: Path
+    fleet: Fleet,
+    gpu_hours: pl.DataFrame,
+    allocation_sums: pl.DataFrame,
+    idle_runs: pl.DataFrame,
+    token_counts: pl.DataFrame,
+    out: Path,
 ) -> list[Path]:
     """Compute every ground-truth table and write it as CSV under `out/ground_truth`."""
     folder = out / "ground_truth"
@@ -98,6 +117,7 @@ def write(
         "reconciliation.csv": reconciliation(fleet, gpu_cost, slices),
         "anomalies.csv": planted_anomalies(fleet, gpu_cost, slices),
         "recommendations.csv": recommendations(fleet, gpu_cost, slices, idle_runs),
+        "inference_token_economics.csv": inference_token_economics(fleet, slices, token_counts),
     }
     written = []
     for name, frame in tables.items():
@@ -273,6 +293,65 @@ def jobs(fleet: Fleet, slices: pl.DataFrame, allocation_sums: pl.DataFrame) -> p
         .with_columns(pl.col("gpu_seconds").fill_null(0.0), pl.col("cost").fill_null(0.0))
         .sort("job_key")
     )
+
+
+def inference_token_economics(fleet: Fleet, slices: pl.DataFrame, token_counts: pl.DataFrame) -> pl.DataFrame:
+    """Per model x deployment x day: the serving pods' tokens, GPU time, cost and energy (see RULES)."""
+    pod_days = (
+        slices.join(carbon_factors(fleet), on="gpu_uuid", how="left")
+        .with_columns(pl.col("energy_kwh").fill_null(0.0), pl.col("hour_start").dt.date().alias("day"))
+        .group_by("allocation", "day")
+        .agg(
+            (pl.col("gpu_seconds").sum() / 3600).alias("held_gpu_hours"),
+            pl.col("cost").sum(),
+            pl.col("energy_kwh").sum(),
+            (pl.col("energy_kwh") * pl.col("kg_per_kwh")).sum().alias("carbon_kg_co2e"),
+        )
+    )
+    pods = fleet.allocations.with_row_index("allocation").join(
+        fleet.jobs.select("job_key", "name", "namespace", "project"), on="job_key"
+    )
+    counted = token_counts.with_columns(
+        pl.from_epoch("day_start", "s").dt.date().alias("day"), pl.col("allocation").cast(pl.UInt32)
+    ).join(pods.select("allocation", "name", "namespace", "project"), on="allocation")
+    per_pod = counted.join(pod_days, on=["allocation", "day"], how="left").with_columns(
+        # a Deployment's pod is named <deployment>-<ReplicaSet hash>-<suffix>
+        pl.col("name").str.replace(r"-[a-z0-9]{5,10}-[a-z0-9]{5}$", "").alias("deployment"),
+        pl.col("project").replace_strict({p: m for p, (m, _) in SERVED_MODELS.items()}).alias("model"),
+        pl.when(pl.col("held_gpu_hours") > 0)
+        .then(pl.col("cost") * pl.col("busy_gpu_hours") / pl.col("held_gpu_hours"))
+        .otherwise(0.0)
+        .alias("busy_cost"),
+    )
+    daily = per_pod.group_by("model", "namespace", "deployment", "day").agg(
+        pl.col("input_tokens").sum(),
+        pl.col("output_tokens").sum(),
+        pl.col("requests").sum(),
+        pl.col("held_gpu_hours").sum(),
+        pl.col("busy_gpu_hours").sum(),
+        pl.col("cost").sum(),
+        pl.col("busy_cost").sum(),
+        pl.col("energy_kwh").sum(),
+        pl.col("carbon_kg_co2e").sum(),
+    )
+    tokens = pl.col("input_tokens") + pl.col("output_tokens")
+    input_share = pl.when(tokens > 0).then(pl.col("input_tokens") / tokens)
+
+    def per_million(cost: str, share: pl.Expr, count: str) -> pl.Expr:
+        return pl.when(pl.col(count) > 0).then(pl.col(cost) * share * 1e6 / pl.col(count))
+
+    return daily.with_columns(
+        per_million("busy_cost", input_share, "input_tokens").alias("cost_per_1m_input_tokens_busy"),
+        per_million("busy_cost", 1 - input_share, "output_tokens").alias("cost_per_1m_output_tokens_busy"),
+        per_million("cost", input_share, "input_tokens").alias("cost_per_1m_input_tokens_allocation"),
+        per_million("cost", 1 - input_share, "output_tokens").alias("cost_per_1m_output_tokens_allocation"),
+        pl.when(tokens > 0).then(pl.col("energy_kwh") * 3.6e6 / tokens).alias("energy_j_per_token"),
+        pl.when(tokens > 0).then(pl.col("energy_kwh") * 1000 * 1e6 / tokens).alias("energy_wh_per_1m_tokens"),
+        pl.when(tokens > 0).then(pl.col("carbon_kg_co2e") * 1e6 / tokens).alias("carbon_kg_co2e_per_1m_tokens"),
+        pl.when(pl.col("held_gpu_hours") > 0)
+        .then(tokens / (pl.col("held_gpu_hours") * 3600))
+        .alias("tokens_per_gpu_second"),
+    ).sort("model", "namespace", "deployment", "day")
 
 
 def idle_by_gpu_hour(gpu_cost: pl.DataFrame, slices: pl.DataFrame) -> pl.DataFrame:

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from gpu_ledger.simulator import catalogue
+from gpu_ledger.simulator.inference_servers import VllmCounters
 from gpu_ledger.simulator.writers.kubernetes import CONTAINER_NAMES
 from gpu_ledger.simulator.writers.prometheus import write_metrics_snapshot, write_query_range
 
@@ -78,6 +79,8 @@ class TelemetryTotals:
     idle_runs: list[pl.DataFrame] = field(default_factory=list)
     samples_written: int = 0
     files: list[Path] = field(default_factory=list)
+    # per serving allocation x UTC day: what its vLLM counters show (inference_servers.VllmCounters.shown)
+    token_counts: pl.DataFrame | None = None
 
 
 def _units(instances: pl.DataFrame, gpus: pl.DataFrame, mig: pl.DataFrame) -> tuple[Units, pl.DataFrame]:
@@ -192,6 +195,7 @@ class TelemetryGenerator:
         mig: pl.DataFrame,
         jobs: pl.DataFrame,
         allocations: pl.DataFrame,
+        inference_requests: pl.DataFrame,
         start: int,
         days: int,
         interval: int,
@@ -212,7 +216,19 @@ class TelemetryGenerator:
         self.reset_gpu, self.reset_at = _planted_reset(gpu_table, start, days, interval)
         unit_key = {k: i for i, k in enumerate(zip(self.units.gpu_uuid, self.units.gi_id, strict=True))}
         allocs = allocations.join(
-            jobs.select("job_key", "scheduler", "job_id", "name", "namespace", "workload_class"), on="job_key"
+            jobs.select(
+                "job_key",
+                "scheduler",
+                "cluster",
+                "job_id",
+                "name",
+                "namespace",
+                "workload_class",
+                "project",
+                "environment",
+            ),
+            on="job_key",
+            maintain_order="left",
         )
         self.a_unit = np.array(
             [
@@ -225,6 +241,7 @@ class TelemetryGenerator:
         self.a_kind, self.a_level = allocs["behaviour"].to_list(), allocs["util_level"].to_numpy()
         self.a_fb = allocs["fb_used_mib"].to_numpy()
         self.consumer_labels = _consumer_labels(allocs)
+        self.vllm = VllmCounters(allocs, inference_requests, interval, self.window_end, out)
         self.totals = TelemetryTotals()
 
     def run(self, progress=None) -> TelemetryTotals:
@@ -241,6 +258,9 @@ class TelemetryGenerator:
                 progress(1)
         if snapshot is not None:
             _write_snapshots(snapshot, self.window_end - self.interval, self.out, self.totals)
+        self.totals.files.extend(self.vllm.files)
+        self.totals.samples_written += self.vllm.samples_written
+        self.totals.token_counts = self.vllm.shown()
         return self.totals
 
     def _sample(self, d: int) -> DaySamples | None:
@@ -369,6 +389,7 @@ class TelemetryGenerator:
         unit_pct = np.where(whole[:, None], metrics["DCGM_FI_DEV_GPU_UTIL"], ratio * 100)
         busy_unit = np.where(whole[:, None], unit_pct / 100.0, ratio * share) * day.alive * interval / 3600.0
         fb_used = metrics["DCGM_FI_DEV_FB_USED"]
+        self.vllm.day(times, day.consumer, busy_unit)
         n_gpu, n = device.alive.shape
         per_hour = 3600 // interval
         hours = n // per_hour
@@ -466,6 +487,7 @@ def generate(
     mig: pl.DataFrame,
     jobs: pl.DataFrame,
     allocations: pl.DataFrame,
+    inference_requests: pl.DataFrame,
     start: int,
     days: int,
     interval: int,
@@ -474,9 +496,9 @@ def generate(
     progress=None,
 ) -> TelemetryTotals:
     """Sample every monitored unit for the whole window, write the files, return the sums."""
-    return TelemetryGenerator(instances, gpus, mig, jobs, allocations, start, days, interval, seed, out).run(
-        progress
-    )
+    return TelemetryGenerator(
+        instances, gpus, mig, jobs, allocations, inference_requests, start, days, interval, seed, out
+    ).run(progress)
 
 
 def _planted_reset(gpu_table: pl.DataFrame, start: int, days: int, interval: int) -> tuple[int, int]:

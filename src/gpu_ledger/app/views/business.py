@@ -7,6 +7,29 @@ import streamlit as st
 
 from gpu_ledger.app import data, figures, filters
 
+# fct_model_inference_daily's per-token figures the page can chart, with their labels
+TOKEN_MEASURES = {
+    "cost_per_1m_input_tokens_busy": "Per 1M input tokens, busy GPU time",
+    "cost_per_1m_output_tokens_busy": "Per 1M output tokens, busy GPU time",
+    "cost_per_1m_input_tokens_allocation": "Per 1M input tokens, GPU time held",
+    "cost_per_1m_output_tokens_allocation": "Per 1M output tokens, GPU time held",
+    "energy_j_per_token": "Joules per token",
+}
+# each measure over several deployments and days: every day's cost share summed over the tokens it
+# served (the mart's split rule, day by day), energy over all tokens
+TOKEN_SQL = {
+    "cost_per_1m_input_tokens_busy": "sum(busy_cost * input_cost_share) * 1e6 / nullif(sum(input_tokens), 0)",
+    "cost_per_1m_output_tokens_busy": (
+        "sum(busy_cost * (1 - input_cost_share)) * 1e6 / nullif(sum(output_tokens), 0)"
+    ),
+    "cost_per_1m_input_tokens_allocation": (
+        "sum(allocation_cost * input_cost_share) * 1e6 / nullif(sum(input_tokens), 0)"
+    ),
+    "cost_per_1m_output_tokens_allocation": (
+        "sum(allocation_cost * (1 - input_cost_share)) * 1e6 / nullif(sum(output_tokens), 0)"
+    ),
+    "energy_j_per_token": "sum(energy_kwh) * 3.6e6 / nullif(sum(input_tokens + output_tokens), 0)",
+}
 HEADLINE = ["project_gpu_cost", "business_value", "roi", "cost_per_training_run", "cost_per_1k_requests"]
 BY_PROJECT = [*HEADLINE, "completed_training_runs", "inference_requests"]
 
@@ -129,3 +152,64 @@ if filters.require_warehouse():
             "Load the business CSVs (inference requests, deployments, business value) and build "
             "to see unit economics per model."
         )
+    if data.mart_exists("fct_model_inference_daily"):
+        st.subheader("Cost and energy per token (vLLM / TGI token counters)")
+        where, params = ("true", [])
+        if f.start and f.end and not figures.full_range(f):
+            where, params = "day between ? and ?", [f.start, f.end]
+        measures = ", ".join(f"{sql}::double as {measure}" for measure, sql in TOKEN_SQL.items())
+        per_model = data.query(
+            f"""select model, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+                       {measures}
+                from marts.fct_model_inference_daily where {where}
+                group by model order by model""",
+            params,
+        )
+        if per_model.empty:
+            st.info("No inference server's token counters in this window.")
+        else:
+            st.dataframe(
+                per_model,
+                hide_index=True,
+                column_config={
+                    "model": "Model",
+                    "input_tokens": st.column_config.NumberColumn("Input tokens", format="localized"),
+                    "output_tokens": st.column_config.NumberColumn("Output tokens", format="localized"),
+                    **{
+                        measure: figures.money_column(label)
+                        for measure, label in TOKEN_MEASURES.items()
+                        if measure.startswith("cost")
+                    },
+                    "energy_j_per_token": st.column_config.NumberColumn("J per token", format="%.3f"),
+                },
+            )
+            measure = st.selectbox(
+                "Chart", list(TOKEN_MEASURES), format_func=TOKEN_MEASURES.get, key="token_measure"
+            )
+            daily = data.query(
+                f"""select day, model, {TOKEN_SQL[measure]}::double as value
+                    from marts.fct_model_inference_daily where {where}
+                    group by day, model having value is not null order by day, model""",
+                params,
+            )
+            unit = "J" if measure == "energy_j_per_token" else cur
+            st.altair_chart(
+                alt.Chart(daily, title=f"{TOKEN_MEASURES[measure]} per model and day ({unit})")
+                .mark_line(point=True)
+                .encode(
+                    x=alt.X("day:T", title="Day"),
+                    y=alt.Y("value:Q", title=unit),
+                    color=alt.Color("model:N", title="Model"),
+                    tooltip=[
+                        alt.Tooltip("day:T", title="Day"),
+                        alt.Tooltip("model:N", title="Model"),
+                        alt.Tooltip("value:Q", title=unit, format=",.4f"),
+                    ],
+                ),
+                width="stretch",
+            )
+            st.caption(
+                "Busy: the serving pods' cost of their measured busy GPU time; held: all GPU time they held, "
+                "idle included. Input and output tokens share a day's cost by token count (dbt var "
+                "token_cost_output_weight weights output tokens)."
+            )

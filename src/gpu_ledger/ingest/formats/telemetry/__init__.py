@@ -1,13 +1,20 @@
-"""Telemetry formats: DCGM series however they were captured.
+"""Telemetry formats: DCGM and inference-server series however they were captured.
 
-Order matters (first match wins): timestamped dumps before the untimestamped dcgm-exporter snapshot.
+Order matters (first match wins): timestamped dumps before the untimestamped snapshots.
 """
 
-from gpu_ledger.ingest.formats.telemetry import dcgm_metrics, nvidia_smi, prometheus_range, promtool_dump
+from gpu_ledger.ingest.formats.telemetry import (
+    dcgm_metrics,
+    inference_metrics,
+    nvidia_smi,
+    prometheus_range,
+    promtool_dump,
+)
 
 FORMATS = (
     prometheus_range.FORMAT,
     *promtool_dump.FORMATS,
     dcgm_metrics.FORMAT,
+    inference_metrics.FORMAT,
     nvidia_smi.FORMAT,
 )

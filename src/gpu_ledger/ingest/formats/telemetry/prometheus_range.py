@@ -143,7 +143,7 @@ def _first_damaged_point(ctx: LoadContext) -> IngestError:
 FORMAT = Format(
     name="prometheus_query_range",
     group="telemetry",
-    description="Prometheus /api/v1/query_range JSON (matrix) of DCGM series",
+    description="Prometheus /api/v1/query_range JSON (matrix) of DCGM or inference-server series",
     detect=detect,
     load=load,
     independent=True,

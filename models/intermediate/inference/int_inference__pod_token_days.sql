@@ -1,0 +1,108 @@
+-- grain: one row per serving pod (pod_namespace, pod_name) x served model (model_name) x UTC day (day)
+{#-
+    What the inference servers' counters say each pod served each day: input (prompt) tokens, output
+    (generated) tokens and finished requests. The counters read (their names as Prometheus stores them):
+    - vLLM: vllm:prompt_tokens_total, vllm:generation_tokens_total, vllm:request_success_total (one
+      series per finished_reason and per engine: all are summed);
+    - TGI: tgi_request_input_length_sum, tgi_request_generated_tokens_sum (the per-request token
+      histograms' sums), tgi_request_success.
+    A counter counts since its server process started, so each reading's increase is taken to the
+    next reading of its series, as for the DCGM energy counter (int_telemetry__hour_parts): the
+    increase is counted on the earlier reading's day; a decrease is a reset (the process restarted)
+    and the new reading is the increase; the last reading read has no increase yet. vLLM's
+    `_created` series, its histograms and gauges are not read here. A sample landed by two loads
+    counts once. Series without a pod label cannot be put on a pod and are left out.
+    deployment: the pod's name without the ReplicaSet hash and suffix a Deployment's pods carry
+    (`<deployment>-<hash>-<suffix>`), else the pod's name.
+#}
+with
+
+counters as (
+    select
+        series_id,
+        max(metric) as metric,
+        max(inference_server) as inference_server,
+        max(model_name) as model_name,
+        max(pod_namespace) as pod_namespace,
+        max(pod_name) as pod_name
+    from {{ ref('stg_inference__series') }}
+    where
+        metric in (
+            'vllm:prompt_tokens_total',
+            'vllm:generation_tokens_total',
+            'vllm:request_success_total',
+            'tgi_request_input_length_sum',
+            'tgi_request_generated_tokens_sum',
+            'tgi_request_success'
+        )
+        and pod_name is not null
+    group by series_id
+),
+
+readings as (
+    select distinct
+        samples.series_id,
+        samples.sampled_at,
+        samples.value
+    from {{ ref('stg_inference__samples') }} as samples
+    inner join counters
+        on samples.series_id = counters.series_id
+),
+
+sequenced as (
+    select
+        *,
+        lead(value) over (partition by series_id order by sampled_at) as next_value
+    from readings
+),
+
+increases as (
+    select
+        series_id,
+        {{ utc_date('sampled_at') }} as day,
+        case
+            when next_value is null then 0
+            when next_value >= value then next_value - value
+            else next_value
+        end as increase
+    from sequenced
+),
+
+measured as (
+    select
+        counters.pod_namespace,
+        counters.pod_name,
+        counters.model_name,
+        counters.inference_server,
+        increases.day,
+        case
+            when counters.metric in ('vllm:prompt_tokens_total', 'tgi_request_input_length_sum') then 'input'
+            when counters.metric in ('vllm:generation_tokens_total', 'tgi_request_generated_tokens_sum') then 'output'
+            else 'requests'
+        end as measure,
+        increases.increase
+    from increases
+    inner join counters
+        on increases.series_id = counters.series_id
+),
+
+final as (
+    select
+        -- ids
+        pod_namespace,
+        pod_name,
+        coalesce({{ regexp_group('pod_name', '^(.+)-[a-z0-9]{5,10}-[a-z0-9]{5}$') }}, pod_name) as deployment,
+        model_name,
+        -- dimensions
+        max(inference_server) as inference_server,
+        -- numerics
+        sum(case when measure = 'input' then increase else 0 end) as input_tokens,
+        sum(case when measure = 'output' then increase else 0 end) as output_tokens,
+        sum(case when measure = 'requests' then increase else 0 end) as requests,
+        -- timestamps
+        day
+    from measured
+    group by pod_namespace, pod_name, model_name, day
+)
+
+select * from final
