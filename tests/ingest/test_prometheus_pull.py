@@ -291,11 +291,14 @@ def test_small_chunk_limit_is_respected(
 def test_interrupted_then_extended_pull_lands_each_sample_once(
     prometheus: Server, backfilled: tuple[Path, pl.DataFrame, float], tmp_path: Path
 ) -> None:
-    """Day one first, then both days: the partial last chunk grows in place and replaces its load."""
+    """Up to the middle of a chunk first, then both days: that partial chunk grows in place and
+    replaces its load. (The middle of the chunk holding the first midnight, not the midnight itself:
+    every 25 days a midnight falls on the chunk grid, and no chunk would be partial.)"""
     _, expected, _ = backfilled
     out = tmp_path / "pulled"
+    span = 2000 * STEP  # one chunk at max_points=2000
+    half = (T0 + 86400) // span * span + span // 2
     with RawStore(tmp_path / "landed.duckdb") as store:
-        half = T0 + 86400 - STEP
         pull(store, prometheus.url, T0, half, STEP, SELECTORS, out_dir=out, progress=False, max_points=2000)
         assert _landed(store).height == expected.filter(pl.col("t") <= half).height
         second = pull(
