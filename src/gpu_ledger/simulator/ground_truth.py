@@ -347,7 +347,9 @@ def inference_token_economics(fleet: Fleet, slices: pl.DataFrame, token_counts: 
         per_million("cost", 1 - input_share, "output_tokens").alias("cost_per_1m_output_tokens_allocation"),
         pl.when(tokens > 0).then(pl.col("energy_kwh") * 3.6e6 / tokens).alias("energy_j_per_token"),
         pl.when(tokens > 0).then(pl.col("energy_kwh") * 1000 * 1e6 / tokens).alias("energy_wh_per_1m_tokens"),
-        pl.when(tokens > 0).then(pl.col("carbon_kg_co2e") * 1e6 / tokens).alias("carbon_kg_co2e_per_1m_tokens"),
+        pl.when(tokens > 0)
+        .then(pl.col("carbon_kg_co2e") * 1e6 / tokens)
+        .alias("carbon_kg_co2e_per_1m_tokens"),
         pl.when(pl.col("held_gpu_hours") > 0)
         .then(tokens / (pl.col("held_gpu_hours") * 3600))
         .alias("tokens_per_gpu_second"),
