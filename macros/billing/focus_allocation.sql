@@ -11,3 +11,11 @@
 {% macro focus_allocated_tag_prefix() -%}
     {{ return('gpu-ledger/') }}
 {%- endmacro %}
+
+{#- The key of one charge of fct_billing_focus (its unique key): the load and source row it came from, its
+    charge period start and category. The FOCUS 1.3 split rows of a charge carry its key, so the export
+    and its tests group them by this one expression. -#}
+{% macro focus_charge_key() -%}
+    x_Source || '|' || coalesce(x_LoadId, '') || '|' || coalesce(cast(x_SourceRow as string), '') || '|'
+    || cast(ChargePeriodStart as string) || '|' || ChargeCategory
+{%- endmacro %}

@@ -2,13 +2,9 @@
 -- it is not split) do not sum to it in every summable metric, to the cent, or whose AllocatedRatios do not
 -- add up to 1: the split-cost allocation lost or invented money.
 {%- set summable = focus_summable_columns() %}
-{%- set charge_key -%}
-    x_Source || '|' || coalesce(x_LoadId, '') || '|' || coalesce(cast(x_SourceRow as string), '') || '|'
-    || cast(ChargePeriodStart as string) || '|' || ChargeCategory
-{%- endset %}
 with origin as (
     select
-        {{ charge_key }} as charge_key,
+        {{ focus_charge_key() }} as charge_key,
         {%- for name in summable %}
         {{ name }},
         {%- endfor %}
@@ -18,7 +14,7 @@ with origin as (
 
 allocated as (
     select
-        {{ charge_key }} as charge_key,
+        {{ focus_charge_key() }} as charge_key,
         {%- for name in summable %}
         sum({{ name }}) as {{ name }},
         {%- endfor %}
@@ -29,7 +25,7 @@ allocated as (
             end
         ) as ratio_sum
     from {{ ref('fct_billing_focus_allocated') }}
-    group by {{ charge_key }}
+    group by {{ focus_charge_key() }}
 )
 
 select

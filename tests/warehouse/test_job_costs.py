@@ -42,6 +42,18 @@ MATCH = """
         on f.job_key = d.job_key
 """
 
+# Our training runs keyed by the simulator's run id (through the attempts MATCH pairs): a CTE `ours`.
+OURS_RUNS = f"""
+    run_keys as (
+        select distinct gt.run_id, d.run_key {MATCH} where gt.run_id is not null
+    ),
+    ours as (
+        select run_keys.run_id, r.*
+        from run_keys
+        inner join marts.fct_training_run_costs as r on r.run_key = run_keys.run_key
+    )
+"""
+
 # Attempts of one Slurm job (a requeue) that held the same GPU in the same clock hour: DCGM's
 # `hpc_job` label names the job, not the attempt, and int_attribution__allocations takes the
 # hour's samples per consumer, so both attempts get both attempts' samples of that hour.
@@ -201,14 +213,7 @@ def test_training_runs_equal_ground_truth(con):
     differ = _rows(
         con,
         f"""
-        with run_keys as (
-            select distinct gt.run_id, d.run_key {MATCH} where gt.run_id is not null
-        ),
-        ours as (
-            select run_keys.run_id, r.*
-            from run_keys
-            inner join marts.fct_training_run_costs as r on r.run_key = run_keys.run_key
-        )
+        with {OURS_RUNS}
         select g.run_id, ours.run_key,
             g.attempts, ours.attempts, g.interrupted_attempts, ours.interrupted_attempts,
             g.completed, ours.completed,
@@ -262,14 +267,7 @@ def test_training_run_energy_carbon_and_work_equal_ground_truth(con):
     differ = _rows(
         con,
         f"""
-        with run_keys as (
-            select distinct gt.run_id, d.run_key {MATCH} where gt.run_id is not null
-        ),
-        ours as (
-            select run_keys.run_id, r.*
-            from run_keys
-            inner join marts.fct_training_run_costs as r on r.run_key = run_keys.run_key
-        )
+        with {OURS_RUNS}
         select g.run_id, {", ".join(f"g.{f}, ours.{f}" for f in figures)},
             g.tokens_processed, ours.tokens_processed, g.samples_processed, ours.samples_processed
         from gt_runs as g

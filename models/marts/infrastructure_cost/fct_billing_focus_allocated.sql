@@ -22,14 +22,10 @@
 {%- set columns = focus_1_3_columns() %}
 {%- set summable = focus_summable_columns() %}
 {%- set prefix = focus_allocated_tag_prefix() %}
-{%- set charge_key -%}
-    x_Source || '|' || coalesce(x_LoadId, '') || '|' || coalesce(cast(x_SourceRow as string), '') || '|'
-    || cast(ChargePeriodStart as string) || '|' || ChargeCategory
-{%- endset %}
 with billing as (
     select
         *,
-        {{ charge_key }} as charge_key
+        {{ focus_charge_key() }} as charge_key
     from {{ ref('fct_billing_focus') }}
 ),
 
