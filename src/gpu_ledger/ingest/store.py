@@ -169,8 +169,8 @@ class RawStore:
 
     def record(self, **entry: object) -> None:
         entry.setdefault("loaded_at", datetime.now(UTC))
-        frame = pl.DataFrame([entry])  # noqa: F841  (read by the statement below)
-        self.con.sql(f"insert into {MANIFEST} by name select * from frame")
+        values = ", ".join(f"${name}" for name in entry)
+        self.con.sql(f"insert into {MANIFEST} ({', '.join(entry)}) values ({values})", params=entry)
 
     def set_status(self, load_id: str, status: str) -> None:
         self.con.sql(

@@ -22,60 +22,76 @@ def detect(s: Sniff) -> bool:
     return head.startswith("{") and '"status"' in head[:200] and bool(_MATRIX.search(head[:400]))
 
 
-def load(ctx: LoadContext) -> None:
-    con = ctx.store.con
+def _answers(ctx: LoadContext) -> str:
+    """The file's JSON documents, each a row (status, data), read by DuckDB's JSON reader from `$path`."""
     compression = "gzip" if is_gzip(ctx.path) else "none"
     columns = (
         "{'status': 'VARCHAR', "
         "'data': 'STRUCT(resultType VARCHAR, result STRUCT(metric JSON, \"values\" VARCHAR[][])[])'}"
     )
+    return (
+        f"read_json($path, columns={columns}, format='unstructured', compression='{compression}', "
+        f"maximum_object_size={content_size(ctx.path) + 1024})"
+    )
+
+
+def load(ctx: LoadContext) -> None:
+    con = ctx.store.con
+    # each series' points as two lists of numbers, and whether every point is sound: its timestamp a
+    # time later than the previous one (Prometheus returns each series' points in time order;
+    # anything else is a damaged file) and its value a number. The samples unnest the lists. The
+    # answer's own fields ride along on every series, so the file is read once.
     try:
         con.sql(
-            f"create or replace temp table _doc as select status, data from read_json($path, "
-            f"columns={columns}, format='unstructured', compression='{compression}', "
-            f"maximum_object_size={content_size(ctx.path) + 1024})",
+            f"""
+            create or replace temp table _lists as
+            with answers as (
+                select status, data, count(*) over () as documents from {_answers(ctx)}
+            ),
+            result as (
+                select
+                    documents, status, data.resultType as result_type,
+                    unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no
+                from answers
+            ),
+            parsed as (
+                select
+                    documents, status, result_type, series_no,
+                    r.metric as metric,
+                    list_transform(r."values", lambda v: try_cast(v[1] as double)) as t,
+                    list_transform(r."values", lambda v: try_cast(v[2] as double)) as value
+                from result
+            )
+            select
+                *,
+                list_bool_and(list_transform(range(1, len(t) + 1), lambda k: coalesce(
+                    abs(t[k]) < {telemetry.TIMESTAMP_LIMIT_S}
+                    and value[k] is not null
+                    and (k = 1 or t[k] > t[k - 1]), false))) is not false as is_sound
+            from parsed
+            """,
             params={"path": str(ctx.path)},
         )
     except Exception as exc:  # DuckDB names the JSON problem; we name the file
         raise ctx.error(f"not a readable Prometheus query_range answer: {exc}", expected="JSON") from exc
-    answer = con.sql("select status, data.resultType from _doc").fetchall()
-    if len(answer) != 1:
-        documents = f"{len(answer) or 'no'} JSON documents"
+    documents, status, result_type, damaged = con.sql(
+        "select any_value(documents), any_value(status), any_value(result_type), "
+        "count(*) filter (where not is_sound) from _lists"
+    ).fetchall()[0]
+    if documents is None:  # no series: the answers themselves say whether that is a sound, empty answer
+        documents, status, result_type = con.sql(
+            f"select count(*), any_value(status), any_value(data.resultType) from {_answers(ctx)}",
+            params={"path": str(ctx.path)},
+        ).fetchall()[0]
+    if documents != 1:
+        documents = f"{documents or 'no'} JSON documents"
         raise ctx.error(f"holds {documents}", expected="one Prometheus query_range answer")
-    status, result_type = answer[0]
     if status != "success":
         raise ctx.error(f"Prometheus answered status {status!r}", column="status", expected="success")
     if result_type != "matrix":
         raise ctx.error(f"resultType is {result_type!r}", column="resultType", expected="matrix")
-    # each series' points as two lists of numbers, and whether every point is sound: its timestamp a
-    # time later than the previous one (Prometheus returns each series' points in time order;
-    # anything else is a damaged file) and its value a number. The samples unnest the lists.
-    con.sql(
-        f"""
-        create or replace temp table _lists as
-        with result as (
-            select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no from _doc
-        ),
-        parsed as (
-            select
-                series_no,
-                r.metric as metric,
-                list_transform(r."values", lambda v: try_cast(v[1] as double)) as t,
-                list_transform(r."values", lambda v: try_cast(v[2] as double)) as value
-            from result
-        )
-        select
-            *,
-            list_bool_and(list_transform(range(1, len(t) + 1), lambda k: coalesce(
-                abs(t[k]) < {telemetry.TIMESTAMP_LIMIT_S}
-                and value[k] is not null
-                and (k = 1 or t[k] > t[k - 1]), false))) is not false as is_sound
-        from parsed
-        """
-    )
-    if con.sql("select count(*) from _lists where not is_sound").fetchall()[0][0]:
+    if damaged:
         raise _first_damaged_point(ctx)
-    con.sql("drop table _doc")
     series = con.sql(
         """select series_no, json_transform(metric, '"MAP(VARCHAR, VARCHAR)"') as labels from _lists"""
     )
@@ -95,7 +111,8 @@ def _first_damaged_point(ctx: LoadContext) -> IngestError:
     bad = ctx.store.con.sql(
         f"""
         with result as (
-            select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no from _doc
+            select unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no
+            from {_answers(ctx)}
         ),
         points as (
             select series_no, unnest(r."values") as v, generate_subscripts(r."values", 1) as i from result
@@ -118,7 +135,8 @@ def _first_damaged_point(ctx: LoadContext) -> IngestError:
             end as problem
             from timed)
         where problem is not null order by problem, series_no, i limit 1
-        """
+        """,
+        params={"path": str(ctx.path)},
     ).fetchall()
     series_no, i, (time, text), ts, problem = bad[0]
     if problem == 0:
