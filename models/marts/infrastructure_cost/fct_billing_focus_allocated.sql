@@ -83,36 +83,64 @@ billed_gpu_hours as (
     where is_billed
 ),
 
--- each consumer's part of each row, GPU-hour by GPU-hour
-consumer_parts as (
+-- each consumer's part of each instance-hour, summed over the instance's billed GPU-hours: per second of
+-- the hour a row covers, its share of the row's cost (cost_share / the instance's GPUs, per second of
+-- the row's period), GPU-hours held (a job: its share of the GPU x the seconds it held it; idle: the
+-- seconds no job held) and measured busy. Summed per instance-hour before any billing row joins, so
+-- that the rows join instance-hours on their whole key.
+instance_hour_consumers as (
     select
-        charge_hours.charge_key,
+        billed_gpu_hours.provider,
+        billed_gpu_hours.instance_id,
+        billed_gpu_hours.hour_start,
         allocations.consumer,
-        allocations.consumer_type,
-        allocations.job_key,
-        allocations.team,
-        allocations.project,
-        allocations.workload_class,
-        allocations.environment,
-        allocations.cost_share * charge_hours.covered_seconds
-        / charge_hours.period_seconds / billed_gpu_hours.instance_gpus as part,
-        -- GPU-hours held (a job: its share of the GPU x the seconds it held it; idle: the seconds no job
-        -- held) and measured busy, within the part of the hour the row covers
-        case
-            when allocations.consumer_type = 'job' then allocations.share * allocations.allocated_seconds
-            else allocations.allocated_seconds
-        end / 3600.0 * charge_hours.covered_seconds / 3600.0 as held_gpu_hours,
-        allocations.busy_gpu_hours * charge_hours.covered_seconds / 3600.0 as busy_gpu_hours
-    from charge_hours
-    inner join billed_gpu_hours
-        on
-            charge_hours.provider = billed_gpu_hours.provider
-            and charge_hours.instance_id = billed_gpu_hours.instance_id
-            and charge_hours.hour_start = billed_gpu_hours.hour_start
+        max(allocations.consumer_type) as consumer_type,
+        max(allocations.job_key) as job_key,
+        max(allocations.team) as team,
+        max(allocations.project) as project,
+        max(allocations.workload_class) as workload_class,
+        max(allocations.environment) as environment,
+        sum(allocations.cost_share / billed_gpu_hours.instance_gpus) as cost_share,
+        sum(
+            case
+                when allocations.consumer_type = 'job' then allocations.share * allocations.allocated_seconds
+                else allocations.allocated_seconds
+            end
+        ) / 3600.0 as held_gpu_hours,
+        sum(allocations.busy_gpu_hours) as busy_gpu_hours
+    from billed_gpu_hours
     inner join allocations
         on
             billed_gpu_hours.gpu_id = allocations.gpu_id
             and billed_gpu_hours.hour_start = allocations.hour_start
+    group by
+        billed_gpu_hours.provider,
+        billed_gpu_hours.instance_id,
+        billed_gpu_hours.hour_start,
+        allocations.consumer
+),
+
+-- each consumer's part of each row, instance-hour by instance-hour, within the part of the hour the
+-- row covers
+consumer_parts as (
+    select
+        charge_hours.charge_key,
+        instance_hour_consumers.consumer,
+        instance_hour_consumers.consumer_type,
+        instance_hour_consumers.job_key,
+        instance_hour_consumers.team,
+        instance_hour_consumers.project,
+        instance_hour_consumers.workload_class,
+        instance_hour_consumers.environment,
+        instance_hour_consumers.cost_share * charge_hours.covered_seconds / charge_hours.period_seconds as part,
+        instance_hour_consumers.held_gpu_hours * charge_hours.covered_seconds / 3600.0 as held_gpu_hours,
+        instance_hour_consumers.busy_gpu_hours * charge_hours.covered_seconds / 3600.0 as busy_gpu_hours
+    from charge_hours
+    inner join instance_hour_consumers
+        on
+            charge_hours.provider = instance_hour_consumers.provider
+            and charge_hours.instance_id = instance_hour_consumers.instance_id
+            and charge_hours.hour_start = instance_hour_consumers.hour_start
 ),
 
 consumer_totals as (
@@ -149,39 +177,69 @@ split_charges as (
 -- The select lists below are written column by column from focus_1_3_columns(): sqlfluff cannot lay out a
 -- comma that Jinja writes, so indentation is not checked from here on.
 -- noqa: disable=LT02
+-- each consumer's amounts: the origin's x AllocatedRatio at 10 decimals, the largest consumer taking the
+-- rounding remainder, so that the split rows sum to the origin exactly (on the amounts alone: narrow rows)
+split_amounts as (
+    select
+        ratios.*,
+        {%- for name in summable %}
+        cast(billing.{{ name }} * ratios.allocated_ratio as decimal(38, 10)) as split_{{ name }},
+        billing.{{ name }} as billed_{{ name }}{{ "," if not loop.last }}
+        {%- endfor %}
+    from ratios
+    inner join billing
+        on ratios.charge_key = billing.charge_key
+),
+
+allocated_amounts as (
+    select
+        {%- for name in summable %}
+        case
+            when part_rank = 1
+                then billed_{{ name }} + split_{{ name }} - sum(split_{{ name }}) over (partition by charge_key)
+            else split_{{ name }}
+        end as allocated_{{ name }},
+        {%- endfor %}
+        charge_key,
+        consumer,
+        consumer_type,
+        job_key,
+        team,
+        project,
+        workload_class,
+        environment,
+        allocated_ratio,
+        held_gpu_hours,
+        busy_gpu_hours
+    from split_amounts
+),
+
 split_parts as (
     select
         billing.*,
         {%- for name in summable %}
-        cast(billing.{{ name }} * ratios.allocated_ratio as decimal(38, 10)) as split_{{ name }},
+        allocated_amounts.allocated_{{ name }},
         {%- endfor %}
-        ratios.consumer,
-        ratios.consumer_type,
-        ratios.job_key,
-        ratios.team,
-        ratios.project,
-        ratios.workload_class,
-        ratios.environment,
-        ratios.allocated_ratio,
-        ratios.held_gpu_hours,
-        ratios.busy_gpu_hours,
-        ratios.part_rank
+        allocated_amounts.consumer,
+        allocated_amounts.consumer_type,
+        allocated_amounts.job_key,
+        allocated_amounts.team,
+        allocated_amounts.project,
+        allocated_amounts.workload_class,
+        allocated_amounts.environment,
+        allocated_amounts.allocated_ratio,
+        allocated_amounts.held_gpu_hours,
+        allocated_amounts.busy_gpu_hours
     from billing
-    inner join ratios
-        on billing.charge_key = ratios.charge_key
+    inner join allocated_amounts
+        on billing.charge_key = allocated_amounts.charge_key
 ),
 
 split_rows as (
     select
     {%- for name, kind in columns %}
         {%- if name in summable %}
-        -- the largest consumer takes the rounding remainder: the split rows sum to the origin exactly
-        case
-            when split_parts.part_rank = 1
-                then split_parts.{{ name }} + split_parts.split_{{ name }}
-                - sum(split_parts.split_{{ name }}) over (partition by split_parts.charge_key)
-            else split_parts.split_{{ name }}
-        end as {{ name }},
+        split_parts.allocated_{{ name }} as {{ name }},
         {%- elif name == 'AllocatedMethodId' %}
         '{{ focus_allocated_method_id() }}' as AllocatedMethodId,
         {%- elif name == 'AllocatedMethodDetails' %}
