@@ -1,7 +1,7 @@
 {#-
     How a model that adds only what is new each build is materialized: `config(materialized=
-    incremental_materialization(), incremental_strategy='delete+insert', ...)`.
-    DuckDB: incremental, deleting and re-inserting the re-read window (delete+insert).
+    incremental_materialization(), unique_key=..., batch_...=...)` (see day_batches.sql).
+    DuckDB: day_batches, deleting and re-inserting the re-read window one batch of days at a time.
     Spark: a table rebuilt in full. Its Parquet tables can neither delete nor merge (dbt-spark offers
     merge on Delta, Iceberg or Hudi only), and `gpu-ledger build --engine spark` starts each build
     from an empty warehouse. A cluster with Delta or Iceberg overrides this to incremental with
@@ -12,7 +12,7 @@
 {%- endmacro %}
 
 {% macro default__incremental_materialization() -%}
-    {{ return('incremental') }}
+    {{ return('day_batches') }}
 {%- endmacro %}
 
 {% macro spark__incremental_materialization() -%}

@@ -181,11 +181,12 @@ def _ingest(home, paths: list[Path]) -> None:
     assert not rejected, rejected
 
 
-def _build(home) -> None:
+def _build(home, dbt_vars: str | None = None) -> str:
     from gpu_ledger.build import build
 
-    result = build(home)
+    result = build(home, dbt_vars=dbt_vars)
     assert result.success, result.output[-3000:]
+    return result.output
 
 
 def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
@@ -202,7 +203,10 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     # seven days of telemetry (and every other source), built
     first = Home(tmp_path / "first")
     _ingest(first, [sim / name for name in INPUT_FOLDERS if name != "telemetry"] + earlier)
-    _build(first)
+    # batches of one day each (a sample budget any day exceeds): seven, the last up to the eighth day
+    one_day = "{telemetry_batch_samples: 1}"
+    output = _build(first, one_day)
+    assert "int_telemetry__hour_parts: batch 7 of 7, up to 2026-10-08" in output, output[-3000:]
     before = _gpu_rows(first.warehouse)
     newest = before["hour_start"].max()
 
@@ -213,7 +217,9 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     with duckdb.connect(str(second.root / "work.duckdb")) as con:
         con.sql("update intermediate.int_telemetry__hour_parts set hostname = hostname || '#untouched'")
     _ingest(second, day_files)
-    _build(second)
+    output = _build(second, one_day)
+    # one more day is one batch: from the hour before the newest held to the end of the new day
+    assert "int_telemetry__hour_parts: batch 1 of 1, up to 2026-10-09" in output, output[-3000:]
 
     after = _read(
         second.warehouse,
@@ -229,9 +235,10 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
         first.warehouse, cutoff
     )
 
-    # and the incremental result is the full result: all eight days agree with the ground truth,
-    # and every telemetry model equals the full build's (the session warehouse) but for the marked
-    # hostnames; the marts are not compared: the marks reach them
+    # and the incremental result, built a day a batch, is the full result: all eight days agree with
+    # the ground truth, and every telemetry model equals the full build's (the session warehouse,
+    # one batch of eight days) but for the marked hostnames; the marts are not compared: the marks
+    # reach them
     _assert_matches_truth(_gpu_rows(second.warehouse), _truth(sim))
     for table, key in TELEMETRY_TABLES.items():
         incremental, full = (

@@ -33,13 +33,15 @@
       'mig_slices_in_use'. A piece is consecutive low samples within one hour, each within 1.5 steps
       of the previous low sample and with its consumer; it starts a new row where the hour changes
       or that rule breaks, and int_idle__gpu_low_runs applies the same rule across pieces.
-    Incremental: a build reads the samples at or after the newest hour already built minus
-    `telemetry_incremental_lookback_hours` (1), recomputes those hours and replaces them (delete on
-    gpu_uuid x hour_start: every batch holds all the rows of each GPU-hour it touches). The hour
-    before the newest is re-read because its energy needed the sample after it, which may only
-    arrive with the next load; steps are measured on what a build reads. Hours before the window
-    are never touched again: late samples for them, or a changed `idle_threshold_pct`, need
-    --full-refresh.
+    Incremental, in batches of whole UTC days (materialization day_batches: consecutive days while
+    their landed samples stay within `telemetry_batch_samples`, 40M, one day at least): a batch
+    reads the samples at or after the newest hour already built minus
+    `telemetry_incremental_lookback_hours` (1) and before the end of its last day, recomputes those
+    hours and replaces them (delete on gpu_uuid x hour_start: every batch holds all the rows of each
+    GPU-hour it touches). The hour before the newest is re-read because its energy needed the
+    sample after it, which may only arrive with the next load or batch; steps are measured on what a
+    batch reads. Hours before the window are never touched again: late samples for them, or a
+    changed `idle_threshold_pct`, need --full-refresh.
     One model of some 550 lines, by choice: its stages (steps, sample times, hourly parts, labels)
     share the incremental window, so as ephemeral models they could not be unit-tested (dbt unit
     tests ephemeral models only through their readers) nor see this table's window, and as tables
@@ -48,22 +50,21 @@
 {{
     config(
         materialized=incremental_materialization(),
-        incremental_strategy='delete+insert',
         unique_key=['gpu_uuid', 'hour_start'],
+        batch_time_column='hour_start',
+        batch_input='stg_dcgm__samples',
+        batch_input_day='sampled_day',
+        batch_rows=var('telemetry_batch_samples'),
+        batch_lookback_hours=var('telemetry_incremental_lookback_hours'),
         on_schema_change='append_new_columns',
     )
 }}
 
-{%- set since = telemetry_incremental_since(this) if is_incremental() else none %}
-
 with
 
+-- within a batch, the batch's window only (int_telemetry__unit_readings)
 readings as (
     select * from {{ ref('int_telemetry__unit_readings') }}
-    {%- if since is not none %}
-    -- the day filter skips the landed files of earlier days
-    where sampled_at >= {{ since }} and sampled_day >= {{ utc_date(since) }}
-    {%- endif %}
 ),
 
 series as (
@@ -175,9 +176,33 @@ unit_times as (
     group by unit_id, sampled_at
 ),
 
+-- GPUs with a MIG slice among their series; every other GPU is one unit, whose reading is the GPU's
+mig_gpus as (
+    select distinct gpu_id
+    from series
+    where mig_instance_id is not null
+),
+
 -- the GPU as a whole at each sample time: its own reading, or the sum of its slices'; its consumer
--- is the whole GPU's, or -1 (mig_slices_in_use) when a slice has one
+-- is the whole GPU's, or -1 (mig_slices_in_use) when a slice has one. A GPU without slices is its
+-- unit's rows as they are (grouping them would change nothing and costs a pass).
 gpu_times as (
+    select
+        gpu_id,
+        sampled_at,
+        hour_start,
+        host_rank,
+        step_seconds,
+        false as is_mig_enabled,
+        gpu_util_pct,
+        busy_gpu_hours,
+        fb_used_mib,
+        energy_mj,
+        first_consumer_rank,
+        last_consumer_rank
+    from unit_times
+    where gpu_id not in (select mig_gpus.gpu_id from mig_gpus)
+    union all
     select
         gpu_id,
         sampled_at,
@@ -208,6 +233,7 @@ gpu_times as (
             when count(case when mig_instance_id is not null then last_consumer_rank end) > 0 then -1
         end as last_consumer_rank
     from unit_times
+    where gpu_id in (select mig_gpus.gpu_id from mig_gpus)
     group by gpu_id, sampled_at
 ),
 

@@ -2,10 +2,11 @@
 {#-
     The landed DCGM samples of one stream (a telemetry unit, whole GPU or MIG slice, and one
     consumer) at one sample time, the four metrics side by side, on the integer ids of
-    int_telemetry__series. Ephemeral: never stored; the one pass over the samples
-    (int_telemetry__hour_parts) filters it to its window, and int_attribution__sampled_job_usage to
-    the few days it needs, filters that reach the landed samples' scan (on sampled_day, the day
-    partition of the landed files, they skip whole files).
+    int_telemetry__series. Ephemeral: never stored. Inside a batch of the one pass over the samples
+    (int_telemetry__hour_parts, materialization day_batches) it holds the batch's window only;
+    int_attribution__sampled_job_usage filters it to the few days it needs. Both filters reach the
+    landed samples' scan (on sampled_day, the day partition of the landed files, they skip whole
+    files).
     A sample landed by two loads collapses into one row (the largest copy is kept; copies are
     equal).
 #}
@@ -19,6 +20,7 @@ series as (
 
 samples as (
     select * from {{ ref('stg_dcgm__samples') }}
+    where {{ batch_window('sampled_at', 'sampled_day') }}
 ),
 
 stream_times as (
