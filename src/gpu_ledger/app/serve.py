@@ -1,9 +1,10 @@
 """`streamlit run` of the app, in a process that has already loaded what every first page needs.
 
 A fresh Streamlit server runs nothing until a browser connects, so its first page paid for importing
-pandas, Altair and the app's modules and for the reader's snapshot of the published warehouse (a copy
-of the file: gpu_ledger.warehouse). Here that work is done before the server starts listening, in
-the server's own process, so the first visitor waits no longer than any other.
+pandas, Altair and the app's modules, for reading the semantic layer's YAML and for the reader's
+snapshot of the published warehouse (a copy of the file: gpu_ledger.warehouse). Here that work is
+done before the server starts listening, in the server's own process, so the first visitor waits no
+longer than any other.
 
     python -m gpu_ledger.app.serve <streamlit run arguments>   (what gpu_ledger.app_server runs)
 """
@@ -19,9 +20,11 @@ def preload() -> None:
     import altair  # noqa: F401
     import pandas  # noqa: F401
 
+    from gpu_ledger import metrics
     from gpu_ledger.app import data, filters  # noqa: F401
     from gpu_ledger.warehouse import WarehouseMissing, snapshot
 
+    metrics.layer()  # every page's headline figures are its metrics
     with contextlib.suppress(WarehouseMissing):  # without a warehouse every page says so
         snapshot(data.warehouse_path())
 
