@@ -10,8 +10,9 @@ The promises of CONTRACT §3 live here:
   recorded as superseded and lands nothing;
 - all or nothing per file: the load, the replacement and the manifest row commit together (the
   load's Parquet files count from that commit: `ingest.store`). Files of an independent format
-  (telemetry) are parsed and written ahead of their turn, side by side on every core, but each
-  still commits on its own, in the order given, so the manifest ends as a one-by-one ingest leaves it;
+  (telemetry, Kubernetes snapshots) are parsed and written ahead of their turn, side by side on
+  every core, but each still commits on its own, in the order given, so the manifest ends as a
+  one-by-one ingest leaves it;
 - bad input: an `IngestError` naming file, line, column and expectation; the batch goes on. That
   includes what is not a readable file at all: a file or folder this user may not read, a dangling
   link, a socket or device, a file that vanished. A rejection repeated on unchanged input is reported
@@ -215,8 +216,9 @@ def ingest(
 
     Files are settled one by one in the order given, each in its own transaction, so the manifest
     ends as a one-by-one ingest leaves it. Files of an independent format (`Format.independent`:
-    telemetry, the bulk) are parsed and written ahead, side by side on every core, each on a DuckDB
-    connection of its own; what they wrote counts only when their turn comes and it commits.
+    telemetry, the bulk, and Kubernetes snapshots) are parsed and written ahead, side by side on
+    every core, each on a DuckDB connection of its own; what they wrote counts only when their turn
+    comes and it commits.
     """
     forced = registry.by_name(format_name) if format_name else None
     options = options or Options()

@@ -447,6 +447,7 @@ PODS = Format(
     detect=detect_pods,
     load=load_pods,
     observed_at=lambda path, options: snapshot_time(path)[0],
+    independent=True,
 )
 NODES = Format(
     name="k8s_nodes",
@@ -455,4 +456,5 @@ NODES = Format(
     detect=detect_nodes,
     load=load_nodes,
     observed_at=lambda path, options: snapshot_time(path)[0],
+    independent=True,
 )
