@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,15 @@ def test_validate_passes_on_the_simulated_telemetry_and_builds_data_docs(sim: Pa
     results = _results(home)
     assert {r[0] for r in results} == {"ingest_manifest", "dcgm_samples"}
     assert all(r[3] for r in results)
-    assert (home / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html").exists()
+    site = home / "gx" / "uncommitted" / "data_docs" / "local_site"
+    # the index links each suite's result page of this run, and each page was written
+    for suite in ("ingest_manifest", "dcgm_samples"):
+        (page,) = re.findall(rf'validations/{suite}/[^"]+?\.html', (site / "index.html").read_text())
+        assert (site / page).exists()
+        assert (site / "expectations" / f"{suite}.html").exists()
+    # a second run adds its pages beside the first run's
+    assert _cli("validate", "--home", str(home)).returncode == 0
+    assert len(re.findall(r'validations/dcgm_samples/[^"]+?\.html', (site / "index.html").read_text())) == 2
 
 
 def test_implausible_power_is_reported_and_kept(tmp_path: Path):
