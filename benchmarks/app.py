@@ -32,10 +32,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import streamlit
+
 from gpu_ledger.app_server import APP, serving
 
 ROOT = APP.parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
+STATIC = Path(streamlit.__file__).parent / "static" / "static"  # the front end's scripts, styles, fonts
 PAGES = sorted(path.stem for path in (APP.parent / "views").glob("*.py"))  # one per st.Page
 BIG_MARTS = ("fct_gpu_hours", "fct_gpu_hour_allocations", "fct_job_costs", "fct_billing_focus")
 
@@ -116,11 +119,14 @@ def _load(tab, url: str, page: str) -> float:
 
 
 def _cache_front_end(context, url: str) -> None:
-    """Load the app's HTML, scripts and fonts into the browser's cache without a session: the
-    websocket is refused, so no page runs on the server and none of its caches warm."""
+    """Put Streamlit's front end (its page, and every script, style sheet and font it may load) in
+    the browser's cache without a session: the websocket is refused, so no page runs on the server
+    and none of its caches warm."""
     tab = context.new_page()
     tab.route_web_socket(re.compile(r".*/_stcore/stream"), lambda ws: ws.close())
     tab.goto(url, wait_until="load")
+    assets = [f"/static/{p.relative_to(STATIC).as_posix()}" for p in STATIC.rglob("*") if p.is_file()]
+    tab.evaluate("paths => Promise.all(paths.map(p => fetch(p).then(r => r.arrayBuffer())))", assets)
     tab.close()
 
 
