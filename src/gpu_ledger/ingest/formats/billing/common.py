@@ -27,9 +27,10 @@ from gpu_ledger.ingest.base import LoadContext
 from gpu_ledger.ingest.errors import IngestError
 from gpu_ledger.ingest.sniff import Sniff, is_gzip
 
-NULL_TEXT = r"\s*(NULL|null)?\s*"
+NULL_TEXT = r"[ \t\n\r\f\v]*(NULL|null)?[ \t\n\r\f\v]*"
 """Text that means 'no value', in CSV and Parquet alike: providers write `''` (AWS Data Exports and FOCUS
-Parquet) or blanks where a column does not apply, FOCUS samples `NULL`, the FOCUS spec's examples `null`."""
+Parquet) or blanks where a column does not apply, FOCUS samples `NULL`, the FOCUS spec's examples `null`.
+The blanks are spelled out: `\\s` is not the same class in DuckDB's RE2 (no vertical tab) and Python's re."""
 
 SRC = "_billing_src"  # temp table holding the file as read
 TYPED = "_billing_typed"  # temp table holding the typed rows, ready to land
