@@ -11,7 +11,8 @@ Needs a home with a published warehouse (`gpu-ledger build`; benchmarks/ladder.p
    queries, frames, charts; not the browser's drawing.
 2. With --browser, a real `streamlit run` and headless Chromium (/usr/bin/chromium, pip playwright),
    as a returning reader meets it: the browser already holds Streamlit's front end (scripts, fonts)
-   in its cache. Each page is loaded twice, each load in a new tab (a new session); the time from
+   in its cache. Each page is loaded twice, each a new session started from a bare page of the same
+   server (one tab throughout, so no load pays for closing the page before it); the time from
    navigation to the end of the script run (the state the app reports on its root element), first
    with the server's caches cold for that page (the sidebar's filter options are cached by the first
    page loaded), then warm. First, the floor: an empty Streamlit page served and loaded the same way,
