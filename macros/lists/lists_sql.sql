@@ -49,7 +49,7 @@
     array_contains({{ list_column }}, {{ value }})
 {%- endmacro %}
 
-{#- The number of elements of a list (0 for null). -#}
+{#- The number of elements of a list (0 for null), a bigint on every engine. -#}
 {% macro item_count(list_column) -%}
     {{ return(adapter.dispatch('item_count', 'gpu_ledger')(list_column)) }}
 {%- endmacro %}
@@ -57,7 +57,7 @@
     coalesce(len({{ list_column }}), 0)
 {%- endmacro %}
 {% macro spark__item_count(list_column) -%}
-    coalesce(array_size({{ list_column }}), 0)
+    coalesce(cast(array_size({{ list_column }}) as bigint), 0)
 {%- endmacro %}
 
 {#- The elements of a list as one text, `separator` (a SQL string expression) between them; null

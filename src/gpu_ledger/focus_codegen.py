@@ -4,12 +4,12 @@
 - `models/docs/focus_columns.md`: a doc block per column (`focus__<name>`, `focus_contract__<name>`);
 - in any YAML file under `models/`, the column entries between a line `# >>> focus columns: <profile>` and
   the next `# <<< focus columns`, indented as the opening line. The profiles:
-  `part` (a provider's FOCUS part: the columns and their docs), `lines` (int_billing__focus_lines: what every
-  part must deliver is tested), `mart` (fct_billing_focus: types, the contract's not-null constraints, the
-  spec's closed lists), `landed` / `staged` (the FOCUS export's raw table and staging model),
-  `contract_landed` / `contract_staged` (the FOCUS 1.3 Contract Commitment dataset), `mart_1_3`
-  (fct_billing_focus_allocated, the FOCUS 1.3 export: the 1.2 and 1.3 columns alphabetically, then the x_
-  extensions).
+  `part` (a provider's FOCUS part: the columns and their docs), `lines` (int_billing__focus_lines: types, and
+  what every part must deliver as its contract's not-null constraints), `mart` (fct_billing_focus: types,
+  the contract's not-null constraints, the spec's closed lists), `landed` / `staged` (the FOCUS export's raw
+  table and staging model), `contract_landed` / `contract_staged` (the FOCUS 1.3 Contract Commitment
+  dataset), `mart_1_3` (fct_billing_focus_allocated, the FOCUS 1.3 export: the 1.2 and 1.3 columns
+  alphabetically, then the x_ extensions).
 
 `python -m gpu_ledger.focus_codegen` rewrites what differs and names the files; `--check` only names them
 and exits 1 (tests/test_focus_codegen.py runs it). It also checks that every FOCUS part the registry in
@@ -52,6 +52,8 @@ WAREHOUSE_TYPES = {
     "integer": "bigint",
     "boolean": "boolean",
 }
+# int_billing__focus_lines, the union of the parts: tags still a map, JSON still text (the mart writes JSON)
+LINES_TYPES = {**WAREHOUSE_TYPES, "tags": "map(varchar, varchar)", "json": "varchar"}
 # how ingest lands the FOCUS 1.2 columns (raw.focus)
 LANDED_TYPES = {
     "money": "double",
@@ -95,9 +97,12 @@ def _accepted(values: Iterable[str] | str) -> list[str]:
     return [*lines, "        values:", *_values(values)]
 
 
-def _tests(not_null: bool, allowed: Iterable[str] | str | None) -> list[str]:
-    tests = (["  - not_null"] if not_null else []) + (_accepted(allowed) if allowed else [])
-    return ["  data_tests:", *tests] if tests else []
+def _constraints(not_null: bool) -> list[str]:
+    return ["  constraints:", "  - type: not_null"] if not_null else []
+
+
+def _tests(allowed: Iterable[str] | str | None) -> list[str]:
+    return ["  data_tests:", *_accepted(allowed)] if allowed else []
 
 
 def _allowed_in_mart(column: dict[str, Any]) -> list[str] | str | None:
@@ -123,7 +128,9 @@ def _lines(column: dict[str, Any]) -> list[str]:
     allowed = column.get("allowed_values") or (
         "{{ billing_formats() }}" if column.get("mart_allowed_values") == "billing_formats" else None
     )
-    return _part(column) + _tests(must, allowed)
+    name, description = _part(column)
+    data_type = f"  data_type: {LINES_TYPES[column['kind']]}"
+    return [name, data_type, description, *_constraints(must), *_tests(allowed)]
 
 
 def _mart(column: dict[str, Any]) -> list[str]:
@@ -133,9 +140,7 @@ def _mart(column: dict[str, Any]) -> list[str]:
         f"  data_type: {WAREHOUSE_TYPES[column['kind']]}",
         f"  description: '{{{{ doc(\"{column.get('mart_doc', 'focus__' + name)}\") }}}}'",
     ]
-    if column.get("not_null") == "enforced":
-        lines += ["  constraints:", "  - type: not_null"]
-    return lines + _tests(bool(column.get("not_null")), _allowed_in_mart(column))
+    return lines + _constraints(bool(column.get("not_null"))) + _tests(_allowed_in_mart(column))
 
 
 def _landed(column: dict[str, Any]) -> list[str]:

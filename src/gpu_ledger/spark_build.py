@@ -118,8 +118,13 @@ def _build_in(
     if done.returncode != 0:
         return BuildResult(False, None, log, done.stdout + done.stderr)
     try:
+        target = logs / "target"
         publish(
-            spark / "warehouse", private / "warehouse.duckdb", home.warehouse, built_marts(logs / "target")
+            spark / "warehouse",
+            private / "warehouse.duckdb",
+            home.warehouse,
+            built_marts(target),
+            not_null_columns(target),
         )
     except PublishRefused as exc:
         return BuildResult(False, None, log, f"{done.stdout}\n{exc}")
@@ -168,14 +173,34 @@ def run_dbt(
     return dbt_runner.run(arguments, env=env, cwd=home.root, on_event=on_event)
 
 
-def publish(spark_warehouse: Path, staged: Path, warehouse: Path, marts: set[str]) -> None:
-    """Copy every mart Spark wrote into a new DuckDB file's schema `marts`, then rename it into place.
+def not_null_columns(target: Path) -> dict[str, list[str]]:
+    """Each mart's columns that its enforced contract declares not null, from the run's manifest.json."""
+    nodes = json.loads((target / "manifest.json").read_text())["nodes"]
+    marts = [node for node in nodes.values() if node["resource_type"] == "model" and node["schema"] == MARTS]
+    contracted = [node for node in marts if node["config"]["contract"]["enforced"]]
+    columns = {
+        node.get("alias") or node["name"]: [
+            name
+            for name, column in node["columns"].items()
+            if any(constraint["type"] == "not_null" for constraint in column["constraints"])
+        ]
+        for node in contracted
+    }
+    return {mart: names for mart, names in columns.items() if names}
 
-    Tables, not views over the Parquet: readers open the warehouse with file access disabled.
+
+def publish(
+    spark_warehouse: Path, staged: Path, warehouse: Path, marts: set[str], not_null: dict[str, list[str]]
+) -> None:
+    """Copy every mart Spark wrote into a new DuckDB file's schema `marts`, check the columns `not_null`
+    names hold no null, then rename the file into place.
+
+    Tables, not views over the Parquet: readers open the warehouse with file access disabled. dbt-spark
+    does not enforce a contract's constraints (DuckDB refuses a null as it writes), so the copy checks them.
     """
     if not marts:
         raise PublishRefused("dbt reported no marts built: nothing published, the warehouse is unchanged")
-    missing = []
+    missing, nulls = [], []
     with duckdb.connect(str(staged)) as con:
         con.sql(f"create schema {MARTS}")
         for mart in sorted(marts):
@@ -186,10 +211,20 @@ def publish(spark_warehouse: Path, staged: Path, warehouse: Path, marts: set[str
             con.execute(
                 f"create table {MARTS}.{mart} as select * from read_parquet(?)", [str(files / "*.parquet")]
             )
+            if columns := not_null.get(mart):
+                counts = ", ".join(f'count(*) filter (where "{column}" is null)' for column in columns)
+                (found,) = con.sql(f"select {counts} from {MARTS}.{mart}").fetchall()
+                counted = zip(columns, found, strict=True)
+                nulls += [f"{mart}.{column} ({n:,} rows)" for column, n in counted if n]
         con.sql("checkpoint")
     if missing:
         raise PublishRefused(
             f"Spark wrote no files for {len(missing)} of {len(marts)} marts ({', '.join(missing[:5])}): "
+            "nothing published, the warehouse is unchanged"
+        )
+    if nulls:
+        raise PublishRefused(
+            f"Spark wrote nulls into columns the marts' contracts declare not null: {', '.join(nulls[:5])}; "
             "nothing published, the warehouse is unchanged"
         )
     fsync(staged)

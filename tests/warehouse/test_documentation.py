@@ -29,3 +29,35 @@ def test_every_published_model_and_column_is_documented(warehouse: Path):
         described = {name for name, column in node["columns"].items() if column["description"].strip()}
         missing += [f"{schema}.{table}.{column}" for column in columns if column not in described]
     assert not missing, missing[:40]
+
+
+def test_not_null_columns_of_tables_are_constraints_the_warehouse_keeps(warehouse: Path):
+    """A table's not-null column is a constraint of its enforced contract (DuckDB checks it as it writes),
+    not a not_null data test (a dbt node that reads the table again); the published copy keeps it."""
+    manifest = json.loads((warehouse.parent / "dbt" / "target" / "manifest.json").read_text())
+    nodes = manifest["nodes"]
+    tested = sorted(
+        f"{nodes[test['attached_node']]['name']}.{test['column_name']}"
+        for test in nodes.values()
+        if test["resource_type"] == "test"
+        and test.get("test_metadata", {}).get("name") == "not_null"
+        and not test["config"].get("where")  # a condition no constraint can state
+        and nodes[test["attached_node"]]["config"]["materialized"] == "table"
+    )
+    assert not tested, f"not_null data tests on tables (make them contract constraints): {tested}"
+    constrained = {
+        (node["schema"], node["name"], column["name"])
+        for node in nodes.values()
+        if node["resource_type"] == "model" and node["config"]["contract"]["enforced"]
+        for column in node["columns"].values()
+        if any(constraint["type"] == "not_null" for constraint in column["constraints"])
+    }
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        not_null = set(
+            con.sql(
+                "select table_schema, table_name, column_name from information_schema.columns "
+                "where is_nullable = 'NO'"
+            ).fetchall()
+        )
+    assert len(constrained) > 200
+    assert constrained - not_null == set()

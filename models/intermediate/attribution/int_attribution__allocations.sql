@@ -56,7 +56,7 @@ hourly_usage as (
         job_hour_consumers.hour_start,
         sum(consumer_hours.busy_gpu_hours) as busy_gpu_hours,
         sum(consumer_hours.util_pct_sum) as util_pct_sum,
-        sum(consumer_hours.util_samples) as util_samples,
+        cast(sum(consumer_hours.util_samples) as bigint) as util_samples,
         max(consumer_hours.max_fb_used_mib) as max_fb_used_mib
     from job_hour_consumers
     inner join consumer_hours

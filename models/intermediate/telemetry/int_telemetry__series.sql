@@ -41,11 +41,12 @@ series as (
 numbered as (
     select
         *,
-        dense_rank() over (
+        -- numbers are bigints on every engine (Spark's dense_rank is an int)
+        cast(dense_rank() over (
             order by gpu_uuid, mig_instance_id, pod_namespace, pod_name, pod_uid, hpc_job_id
-        ) as stream_id,
-        dense_rank() over (order by gpu_uuid, mig_instance_id) as unit_id,
-        dense_rank() over (order by gpu_uuid) as gpu_id
+        ) as bigint) as stream_id,
+        cast(dense_rank() over (order by gpu_uuid, mig_instance_id) as bigint) as unit_id,
+        cast(dense_rank() over (order by gpu_uuid) as bigint) as gpu_id
     from series
 ),
 
@@ -100,8 +101,10 @@ final as (
             else {{ mig_compute_slices('stream_mig_profile') }}
         end as compute_slices,
         -- numerics: ranks in sort order, null for a null value
-        case when stream_hostname is not null then dense_rank() over (order by stream_hostname) end as host_rank,
-        case when consumer is not null then dense_rank() over (order by consumer) end as consumer_rank
+        case
+            when stream_hostname is not null then cast(dense_rank() over (order by stream_hostname) as bigint)
+        end as host_rank,
+        case when consumer is not null then cast(dense_rank() over (order by consumer) as bigint) end as consumer_rank
     from labelled
 )
 
