@@ -11,7 +11,9 @@
     increase is counted on the earlier reading's day; a decrease is a reset (the process restarted)
     and the new reading is the increase; the last reading read has no increase yet. vLLM's
     `_created` series, its histograms and gauges are not read here. A sample landed by two loads
-    counts once. Series without a pod label cannot be put on a pod and are left out.
+    counts once: its copies are next to each other in time order, and the increase from one copy to
+    the other is zero (cheaper than removing the copies: no group by over every sample). Series
+    without a pod label cannot be put on a pod and are left out.
     deployment: the pod's name without the ReplicaSet hash and suffix a Deployment's pods carry
     (`<deployment>-<hash>-<suffix>`), else the pod's name.
 #}
@@ -40,7 +42,7 @@ counters as (
 ),
 
 readings as (
-    select distinct
+    select
         samples.series_id,
         samples.sampled_at,
         samples.value
