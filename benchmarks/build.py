@@ -11,7 +11,8 @@ process of its own:
 2. a full `gpu-ledger build` (models, seeds, tests, publish);
 3. ingesting the last day's telemetry, then a `gpu-ledger build` (one more day);
 4. a `gpu-ledger build` with nothing new ingested.
-Prints each time, the full build's ratio to the floor, and each build's peak resident memory.
+Prints each time, the full build's ratio to the floor, and each build's peak resident memory; then
+what dbt costs with no data at all (`without_data`): the least any build of this project takes here.
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ class BuildFigures:
     @property
     def peak_gib(self) -> float:
         return max(self.full.peak_gib, self.one_more_day.peak_gib, self.unchanged.peak_gib)
+
+
+@dataclass(frozen=True)
+class WithoutData:
+    """Builds of a home with nothing landed: every node of the project runs, over empty sources."""
+
+    first: Step  # a fresh home: dbt parses the whole project first, as a rung's full build does
+    again: Step  # `--full-refresh` after it: the parse reused, every node run again, as in one more day
+
+
+def without_data(home: Path) -> WithoutData:
+    """dbt's own cost on this machine, free of any data: a build in an empty home, then one again."""
+    shutil.rmtree(home, ignore_errors=True)
+    return WithoutData(cli("build", "--home", home), cli("build", "--home", home, "--full-refresh"))
 
 
 def held_back_fleet(work: Path, gpus: int, days: int, interval: int) -> tuple[Path, Path]:
@@ -119,6 +134,7 @@ def main() -> None:
         shutil.rmtree(home, ignore_errors=True)
         shutil.copytree(base, home)
         f = measure(home, later)
+        empty = without_data(work / "empty")
 
         print(f"input            {args.gpus} GPUs x {args.days} days at {args.interval} s")
         print(f"floor            {f.floor.seconds:,.1f} s   {f.series_hours:,} series-hours")
@@ -132,6 +148,10 @@ def main() -> None:
             f"peak {f.one_more_day.peak_gib:,.2f} GiB"
         )
         print(f"nothing new      {f.unchanged.seconds:,.1f} s   peak {f.unchanged.peak_gib:,.2f} GiB")
+        print(
+            f"no data          {empty.first.seconds:,.1f} s in a fresh home, "
+            f"{empty.again.seconds:,.1f} s again (every node over empty sources: dbt's own cost)"
+        )
     finally:
         if args.work is None:
             shutil.rmtree(work)

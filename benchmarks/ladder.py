@@ -12,7 +12,8 @@ child process of its own (benchmarks/measure.py), in this order:
 1. the ingest floor, then `gpu-ledger ingest` of the same query_range files (benchmarks/ingest.py);
 2. (untimed) the other simulated sources;
 3. the build floor, a full build, one more day, a build with nothing new (benchmarks/build.py).
-Then `gpu-ledger demo --no-app` at its own size (96 GPUs x 30 d at 60 s), and the app's pages
+Then two builds of a home with nothing landed (dbt's own cost, free of data: a note under the table),
+`gpu-ledger demo --no-app` at its own size (96 GPUs x 30 d at 60 s), and the app's pages
 (benchmarks/app.py) over the largest rung's warehouse. Progress goes to stderr; the table, with the
 machine and the date, to stdout. benchmarks/README.md says what each row means.
 """
@@ -240,12 +241,14 @@ def main() -> None:
     ]
     print("\n".join(header), file=sys.stderr)
     work = args.work or Path(tempfile.mkdtemp(prefix="gpu-ledger-ladder-"))
-    made = [work / r.name for r in rungs] + ([work / "demo"] if args.demo else [])
+    made = [work / r.name for r in rungs] + [work / "empty"] + ([work / "demo"] if args.demo else [])
     clock = time.perf_counter()
     try:
         climbed = {r.name: climb(r, work / r.name) for r in rungs}
         rows = [row for c in climbed.values() for row in rung_rows(c)]
         rows += scaling_rows(climbed)
+        log("dbt with no data: a build of an empty home, then again (--full-refresh)")
+        empty = build.without_data(work / "empty")
         rows.append(
             demo_row(work / "demo") if args.demo else skipped("gpu-ledger demo --no-app", "--no-demo")
         )
@@ -265,6 +268,10 @@ def main() -> None:
         f"landed; {c.build.series_hours:,} series-hours"
         for c in climbed.values()
     ]
+    notes.append(
+        f"no data: a build of an empty home (every node, over empty sources) {empty.first.seconds:,.2f} s, "
+        f"again with the parse reused {empty.again.seconds:,.2f} s: dbt's own cost, the least any build takes"
+    )
     report(header, rows, notes)
 
 
