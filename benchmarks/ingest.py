@@ -53,6 +53,10 @@ print(time.perf_counter() - started, con.sql("select count(*) from samples").fet
 """
 
 
+# where ingest lands the files' samples: DCGM's, and the inference servers' that share their files
+SAMPLE_TABLES = ("dcgm_samples", "inference_samples")
+
+
 @dataclass(frozen=True)
 class IngestFigures:
     files: int
@@ -75,7 +79,13 @@ def measure(telemetry: Path, home: Path, database: Path) -> IngestFigures:
     seconds, read = floor.stdout.split()
     ingest = cli("ingest", "--home", home, "--quiet", telemetry)
     with duckdb.connect(str(home / "landed.duckdb"), read_only=True) as con:
-        landed = con.sql("select count(*) from raw.dcgm_samples").fetchall()[0][0]
+        tables = con.sql("select table_name from information_schema.tables where table_schema = 'raw'")
+        present = {name for (name,) in tables.fetchall()}
+        landed = sum(
+            con.sql(f"select count(*) from raw.{table}").fetchall()[0][0]
+            for table in SAMPLE_TABLES
+            if table in present
+        )
     return IngestFigures(
         files=len(files),
         megabytes=sum(f.stat().st_size for f in files) / 2**20,
