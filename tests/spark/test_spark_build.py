@@ -64,7 +64,10 @@ def test_not_null_columns_are_the_marts_contract_constraints(tmp_path):
             "name": name,
             "schema": schema,
             "config": {"contract": {"enforced": enforced}},
-            "columns": {name: {"constraints": [{"type": k} for k in ks]} for name, ks in columns.items()},
+            "columns": {
+                column: {"constraints": [{"type": kind} for kind in kinds]}
+                for column, kinds in columns.items()
+            },
         }
 
     nodes = [
