@@ -7,7 +7,8 @@
     Config:
     - unique_key: the rows a batch replaces (delete+insert: every batch holds all the rows of each key
       it touches);
-    - batch_time_column: the model's own time column (its newest value held says where to go on);
+    - batch_time_column: the model's own time column (its newest value held says where to go on): a
+      timestamptz, or with batch_time_type='date' a UTC day (its newest value is that day's midnight);
     - batch_input / batch_input_day: the model (by name, one the model reads through its refs) and
       its UTC day column, whose rows per day size the batches;
     - batch_rows: a batch takes consecutive days while their input rows stay within this (one day at
@@ -37,8 +38,11 @@
         {% do adapter.drop_relation(existing_relation) %}
     {%- endif %}
 
+    {#- the newest value held, as a timestamptz -#}
+    {%- set held_time = "timezone('UTC', cast(max(" ~ time_column ~ ") as timestamp))"
+        if config.get('batch_time_type', 'timestamptz') == 'date' else 'max(' ~ time_column ~ ')' -%}
     {%- set newest_day = none if full_refresh else run_query(
-        'select cast(timezone(\'UTC\', max(' ~ time_column ~ ')) as date) from ' ~ target_relation
+        "select cast(timezone('UTC', " ~ held_time ~ ") as date) from " ~ target_relation
     ).rows[0][0] -%}
     {%- set input_days = run_query(
         'select ' ~ input_day ~ ', count(*) from ' ~ input_relation
@@ -60,7 +64,7 @@
         else modules.datetime.date(1970, 1, 2)) -%}
 
     {%- for end in ends %}
-        {%- set start_sql = 'select max(' ~ time_column ~ ') - interval ' ~ lookback_hours ~ ' hour from ' ~ target_relation -%}
+        {%- set start_sql = 'select ' ~ held_time ~ ' - interval ' ~ lookback_hours ~ ' hour from ' ~ target_relation -%}
         {%- do run_query('set variable gpu_ledger_batch_start = (' ~ (
             'null' if full_refresh and loop.first else start_sql
         ) ~ ')') -%}

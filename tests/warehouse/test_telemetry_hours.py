@@ -2,14 +2,15 @@
 
 `int_telemetry__gpu_hours` must reproduce `ground_truth/gpu_hours.csv` for every monitored GPU-hour
 (the whole-GPU rows; MIG GPUs sum their slices), `dim_gpus` must hold every GPU of the simulated
-fleet, and an incremental build that adds a day must insert the new hours without rebuilding the
-old ones, and give every incremental telemetry model the full build's result.
+fleet, and an incremental build that adds a day must insert the new hours (and the inference servers'
+new token days) without rebuilding the old ones, and give every incremental telemetry model the full
+build's result.
 """
 
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -207,6 +208,7 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     one_day = "{telemetry_batch_samples: 1}"
     output = _build(first, one_day)
     assert "int_telemetry__hour_parts: batch 7 of 7, up to 2026-10-08" in output, output[-3000:]
+    assert "int_inference__pod_token_days: batch 7 of 7, up to 2026-10-08" in output, output[-3000:]
     before = _gpu_rows(first.warehouse)
     newest = before["hour_start"].max()
 
@@ -216,10 +218,28 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     shutil.copytree(first.root, second.root)
     with duckdb.connect(str(second.root / "work.duckdb")) as con:
         con.sql("update intermediate.int_telemetry__hour_parts set hostname = hostname || '#untouched'")
+        con.sql(
+            "update intermediate.int_inference__pod_token_days "
+            "set inference_server = inference_server || '#untouched'"
+        )
     _ingest(second, day_files)
     output = _build(second, one_day)
     # one more day is one batch: from the hour before the newest held to the end of the new day
     assert "int_telemetry__hour_parts: batch 1 of 1, up to 2026-10-09" in output, output[-3000:]
+    # the token days: from the start of the newest day held, whose last increases needed the new day
+    assert "int_inference__pod_token_days: batch 1 of 1, up to 2026-10-09" in output, output[-3000:]
+    token_days = _read(
+        second.warehouse, "select day, inference_server from intermediate.int_inference__pod_token_days"
+    )
+    newest_day = date(2026, 10, 7)
+    old_days = token_days.filter(pl.col("day") < newest_day)
+    assert not old_days.is_empty() and old_days["inference_server"].str.ends_with("#untouched").all(), (
+        "a token day before the newest held was rebuilt"
+    )
+    assert not token_days.filter(pl.col("day") >= newest_day)["inference_server"].str.ends_with(
+        "#untouched"
+    ).any(), "the newest day held was not rebuilt"
+    assert token_days["day"].max() == date(2026, 10, 8), "the new day's tokens were not added"
 
     after = _read(
         second.warehouse,
@@ -237,36 +257,37 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
 
     # and the incremental result, built a day a batch, is the full result: all eight days agree with
     # the ground truth, and every telemetry model equals the full build's (the session warehouse,
-    # one batch of eight days) but for the marked hostnames; the marts are not compared: the marks
+    # one batch of eight days) but for the marked columns; the marts are not compared: the marks
     # reach them
     _assert_matches_truth(_gpu_rows(second.warehouse), _truth(sim))
-    for table, key in TELEMETRY_TABLES.items():
+    for table, (key, marked) in TELEMETRY_TABLES.items():
         incremental, full = (
-            _read(w, f"select * exclude (hostname) from {table}").sort(key, nulls_last=True)
+            _read(w, f"select * exclude ({marked}) from {table}").sort(key, nulls_last=True)
             for w in (second.warehouse, warehouse)
         )
+        assert not full.is_empty(), table
         assert_frame_equal(incremental, full, check_exact=False, rel_tol=1e-9, abs_tol=1e-9)
 
 
+# each telemetry model: its key, and the column that carries the incremental test's mark
 TELEMETRY_TABLES = {
-    "intermediate.int_telemetry__hour_parts": [
-        "part",
-        "gpu_uuid",
-        "mig_instance_id",
-        "consumer",
-        "hour_start",
-        "low_piece_started_at",
-    ],
-    "intermediate.int_workloads__dcgm_gpu_consumers": [
-        "gpu_uuid",
-        "mig_instance_id",
-        "pod_namespace",
-        "pod_name",
-        "pod_uid",
-        "hpc_job_id",
-    ],
-    "intermediate.int_telemetry__consumer_hours": ["gpu_uuid", "mig_instance_id", "hour_start", "consumer"],
-    "intermediate.int_idle__gpu_low_runs": ["gpu_uuid", "started_at"],
+    "intermediate.int_telemetry__hour_parts": (
+        ["part", "gpu_uuid", "mig_instance_id", "consumer", "hour_start", "low_piece_started_at"],
+        "hostname",
+    ),
+    "intermediate.int_workloads__dcgm_gpu_consumers": (
+        ["gpu_uuid", "mig_instance_id", "pod_namespace", "pod_name", "pod_uid", "hpc_job_id"],
+        "hostname",
+    ),
+    "intermediate.int_telemetry__consumer_hours": (
+        ["gpu_uuid", "mig_instance_id", "hour_start", "consumer"],
+        "hostname",
+    ),
+    "intermediate.int_idle__gpu_low_runs": (["gpu_uuid", "started_at"], "hostname"),
+    "intermediate.int_inference__pod_token_days": (
+        ["pod_namespace", "pod_name", "model_name", "day"],
+        "inference_server",
+    ),
 }
 
 

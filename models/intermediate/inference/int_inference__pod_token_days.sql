@@ -16,7 +16,30 @@
     without a pod label cannot be put on a pod and are left out.
     deployment: the pod's name without the ReplicaSet hash and suffix a Deployment's pods carry
     (`<deployment>-<hash>-<suffix>`), else the pod's name.
+    Incremental, in batches of whole UTC days (materialization day_batches, as
+    int_telemetry__hour_parts; batches of at most `telemetry_batch_samples` inference samples, one
+    day at least): a batch reads the samples from the start of the newest day already built to the
+    end of its last day, recomputes those days and replaces them (delete on day). The newest day is
+    re-read because the increase of each series' last reading that day needed the reading after it,
+    which may only arrive with the next load or batch. Days before it are never touched again: a
+    series silent for the whole newest day keeps, until --full-refresh, no increase from its last
+    reading before that day to its next (a counter read across a day-long scrape outage); late
+    samples for older days need --full-refresh too.
 #}
+{{
+    config(
+        materialized=incremental_materialization(),
+        unique_key=['day'],
+        batch_time_column='day',
+        batch_time_type='date',
+        batch_input='stg_inference__samples',
+        batch_input_day='sampled_day',
+        batch_rows=var('telemetry_batch_samples'),
+        batch_lookback_hours=0,
+        on_schema_change='append_new_columns',
+    )
+}}
+
 with
 
 counters as (
@@ -45,10 +68,12 @@ readings as (
     select
         samples.series_id,
         samples.sampled_at,
+        samples.sampled_day,
         samples.value
     from {{ ref('stg_inference__samples') }} as samples
     inner join counters
         on samples.series_id = counters.series_id
+    where {{ batch_window('samples.sampled_at', 'samples.sampled_day') }}
 ),
 
 sequenced as (
@@ -61,7 +86,7 @@ sequenced as (
 increases as (
     select
         series_id,
-        {{ utc_date('sampled_at') }} as day,
+        sampled_day as day,
         case
             when next_value is null then 0
             when next_value >= value then next_value - value
