@@ -12,7 +12,7 @@
     and the new reading is the increase; the last reading read has no increase yet. vLLM's
     `_created` series, its histograms and gauges are not read here. A sample landed by two loads
     counts once: its copies are next to each other in time order, and the increase from one copy to
-    the other is zero (cheaper than removing the copies: no group by over every sample). Series
+    the other is zero (cheaper than removing the copies with a distinct over every sample). Series
     without a pod label cannot be put on a pod and are left out.
     deployment: the pod's name without the ReplicaSet hash and suffix a Deployment's pods carry
     (`<deployment>-<hash>-<suffix>`), else the pod's name.
@@ -83,16 +83,20 @@ sequenced as (
     from readings
 ),
 
-increases as (
+-- summed per series and day before the series' labels join: a row per series-day, not per reading
+series_days as (
     select
         series_id,
         sampled_day as day,
-        case
-            when next_value is null then 0
-            when next_value >= value then next_value - value
-            else next_value
-        end as increase
+        sum(
+            case
+                when next_value is null then 0
+                when next_value >= value then next_value - value
+                else next_value
+            end
+        ) as increase
     from sequenced
+    group by series_id, sampled_day
 ),
 
 measured as (
@@ -101,16 +105,16 @@ measured as (
         counters.pod_name,
         counters.model_name,
         counters.inference_server,
-        increases.day,
+        series_days.day,
         case
             when counters.metric in ('vllm:prompt_tokens_total', 'tgi_request_input_length_sum') then 'input'
             when counters.metric in ('vllm:generation_tokens_total', 'tgi_request_generated_tokens_sum') then 'output'
             else 'requests'
         end as measure,
-        increases.increase
-    from increases
+        series_days.increase
+    from series_days
     inner join counters
-        on increases.series_id = counters.series_id
+        on series_days.series_id = counters.series_id
 ),
 
 final as (
