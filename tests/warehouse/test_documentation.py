@@ -61,3 +61,11 @@ def test_not_null_columns_of_tables_are_constraints_the_warehouse_keeps(warehous
         )
     assert len(constrained) > 200
     assert constrained - not_null == set()
+
+
+def test_the_build_logs_no_dbt_warning(warehouse: Path):
+    """A warning dbt logs (a deprecated setting, a constraint it would ignore, a test on a missing column)
+    is a defect of the project: the build of a fresh home logs none."""
+    log = (warehouse.parent / "dbt" / "logs" / "dbt.log").read_text()
+    warnings = [line for line in log.splitlines() if "[warn ]" in line]
+    assert warnings == []
