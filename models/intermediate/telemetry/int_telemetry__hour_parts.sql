@@ -153,27 +153,54 @@ stream_samples as (
 ),
 
 -- one row per unit per sample time: time-sliced consumers of one unit repeat the device's reading;
--- they are the unit's consumer together (the first and last of them, by rank)
-unit_times as (
+-- they are the unit's consumer together (the first and last of them, by rank). The unit's own
+-- attributes and the hour are added after the grouping (each aggregate costs the grouping time).
+unit_time_readings as (
     select
         unit_id,
         sampled_at,
-        max(gpu_id) as gpu_id,
-        max(mig_instance_id) as mig_instance_id,
-        max(hour_start) as hour_start,
         max(host_rank) as host_rank,
         max(compute_slices) as compute_slices,
         min(step_seconds) as step_seconds,
         max(unit_util_pct) as unit_util_pct,
-        -- a slice's activity is worth g/7 of the GPU
-        max(unit_util_pct) * max(compute_slices) / 7.0 as gpu_util_pct,
-        max(unit_util_pct) / 100.0 * max(compute_slices) / 7.0 * min(step_seconds) / 3600.0 as busy_gpu_hours,
         max(fb_used_mib) as fb_used_mib,
         max(energy_mj) as energy_mj,
         min(consumer_rank) as first_consumer_rank,
         max(consumer_rank) as last_consumer_rank
     from stream_samples
     group by unit_id, sampled_at
+),
+
+units as (
+    select distinct
+        unit_id,
+        gpu_id,
+        mig_instance_id
+    from series
+),
+
+unit_times as (
+    select
+        unit_time_readings.unit_id,
+        unit_time_readings.sampled_at,
+        units.gpu_id,
+        units.mig_instance_id,
+        {{ utc_trunc('hour', 'unit_time_readings.sampled_at') }} as hour_start,
+        unit_time_readings.host_rank,
+        unit_time_readings.compute_slices,
+        unit_time_readings.step_seconds,
+        unit_time_readings.unit_util_pct,
+        -- a slice's activity is worth g/7 of the GPU
+        unit_time_readings.unit_util_pct * unit_time_readings.compute_slices / 7.0 as gpu_util_pct,
+        unit_time_readings.unit_util_pct / 100.0 * unit_time_readings.compute_slices / 7.0
+        * unit_time_readings.step_seconds / 3600.0 as busy_gpu_hours,
+        unit_time_readings.fb_used_mib,
+        unit_time_readings.energy_mj,
+        unit_time_readings.first_consumer_rank,
+        unit_time_readings.last_consumer_rank
+    from unit_time_readings
+    inner join units
+        on unit_time_readings.unit_id = units.unit_id
 ),
 
 -- GPUs with a MIG slice among their series; every other GPU is one unit, whose reading is the GPU's
@@ -237,46 +264,20 @@ gpu_times as (
     group by gpu_id, sampled_at
 ),
 
--- the next energy reading (rows without one are a partition of their own) and the previous low
--- sample (low and other samples likewise)
+-- the next energy reading (rows without one are a partition of their own)
 gpu_sequence as (
     select
         *,
         coalesce(gpu_util_pct < {{ var('idle_threshold_pct') }}, false) as is_low,
         lead(energy_mj) over (
             partition by gpu_id, energy_mj is null order by sampled_at
-        ) as next_energy_mj,
-        lag(sampled_at) over (
-            partition by gpu_id, coalesce(gpu_util_pct < {{ var('idle_threshold_pct') }}, false)
-            order by sampled_at
-        ) as previous_sampled_at,
-        lag(first_consumer_rank) over (
-            partition by gpu_id, coalesce(gpu_util_pct < {{ var('idle_threshold_pct') }}, false)
-            order by sampled_at
-        ) as previous_first_consumer_rank,
-        lag(last_consumer_rank) over (
-            partition by gpu_id, coalesce(gpu_util_pct < {{ var('idle_threshold_pct') }}, false)
-            order by sampled_at
-        ) as previous_last_consumer_rank,
-        lag(hour_start) over (
-            partition by gpu_id, coalesce(gpu_util_pct < {{ var('idle_threshold_pct') }}, false)
-            order by sampled_at
-        ) as previous_hour_start
+        ) as next_energy_mj
     from gpu_times
 ),
 
-piece_starts as (
+gpu_energy as (
     select
         *,
-        case
-            when not is_low then 0
-            when previous_sampled_at is null then 1
-            when previous_hour_start <> hour_start then 1
-            when {{ seconds_between('previous_sampled_at', 'sampled_at') }} > 1.5 * step_seconds then 1
-            when (previous_first_consumer_rank is distinct from first_consumer_rank) then 1
-            when (previous_last_consumer_rank is distinct from last_consumer_rank) then 1
-            else 0
-        end as is_piece_start,
         case
             when next_energy_mj is null then 0
             when next_energy_mj >= energy_mj then next_energy_mj - energy_mj
@@ -285,17 +286,71 @@ piece_starts as (
     from gpu_sequence
 ),
 
-gpu_samples as (
+-- the low samples only (the others are in no piece): each one's previous low sample
+low_sequence as (
+    select
+        *,
+        lag(sampled_at) over (partition by gpu_id order by sampled_at) as previous_sampled_at,
+        lag(first_consumer_rank) over (partition by gpu_id order by sampled_at) as previous_first_consumer_rank,
+        lag(last_consumer_rank) over (partition by gpu_id order by sampled_at) as previous_last_consumer_rank,
+        lag(hour_start) over (partition by gpu_id order by sampled_at) as previous_hour_start
+    from gpu_energy
+    where is_low
+),
+
+low_piece_starts as (
     select
         *,
         case
-            when is_low
-                then sum(is_piece_start) over (
-                    partition by gpu_id, is_low order by sampled_at
-                    rows between unbounded preceding and current row
-                )
-        end as piece_number
-    from piece_starts
+            when previous_sampled_at is null then 1
+            when previous_hour_start <> hour_start then 1
+            when {{ seconds_between('previous_sampled_at', 'sampled_at') }} > 1.5 * step_seconds then 1
+            when (previous_first_consumer_rank is distinct from first_consumer_rank) then 1
+            when (previous_last_consumer_rank is distinct from last_consumer_rank) then 1
+            else 0
+        end as is_piece_start
+    from low_sequence
+),
+
+-- a low sample's piece: the number of piece starts up to it; the other samples have none
+gpu_samples as (
+    select
+        gpu_id,
+        sampled_at,
+        hour_start,
+        host_rank,
+        step_seconds,
+        is_mig_enabled,
+        gpu_util_pct,
+        busy_gpu_hours,
+        fb_used_mib,
+        energy_mj,
+        energy_increase_mj,
+        first_consumer_rank,
+        last_consumer_rank,
+        sum(is_piece_start) over (
+            partition by gpu_id order by sampled_at
+            rows between unbounded preceding and current row
+        ) as piece_number
+    from low_piece_starts
+    union all
+    select
+        gpu_id,
+        sampled_at,
+        hour_start,
+        host_rank,
+        step_seconds,
+        is_mig_enabled,
+        gpu_util_pct,
+        busy_gpu_hours,
+        fb_used_mib,
+        energy_mj,
+        energy_increase_mj,
+        first_consumer_rank,
+        last_consumer_rank,
+        cast(null as {{ dbt.type_bigint() }}) as piece_number
+    from gpu_energy
+    where not is_low
 ),
 
 consumer_hours as (
