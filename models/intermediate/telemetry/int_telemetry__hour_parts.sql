@@ -42,7 +42,7 @@
     sample after it, which may only arrive with the next load or batch; steps are measured on what a
     batch reads. Hours before the window are never touched again: late samples for them, or a
     changed `idle_threshold_pct`, need --full-refresh.
-    One model of some 550 lines, by choice: its stages (steps, sample times, hourly parts, labels)
+    One model of some 600 lines, by choice: its stages (steps, sample times, hourly parts, labels)
     share the batch's window, so as ephemeral models they could not be unit-tested (dbt unit tests
     ephemeral models only through their readers), and as tables or views they would copy or re-read
     every sample in the window.
