@@ -10,3 +10,14 @@
     {{ regexp_int(profile, '^\s*(\d+)g') }}
 {%- endmacro %}
 
+
+{#- What a cumulative counter (an energy meter, a token count) adds from one reading to the next: nothing
+    after a series' last reading, the difference while it grows, and the next reading itself after a
+    decrease, which is a reset (the counter started again from zero), as Prometheus' increase() reads one. -#}
+{% macro counter_increase(value, next_value) -%}
+    case
+        when {{ next_value }} is null then 0
+        when {{ next_value }} >= {{ value }} then {{ next_value }} - {{ value }}
+        else {{ next_value }}
+    end
+{%- endmacro %}

@@ -88,13 +88,7 @@ series_days as (
     select
         series_id,
         sampled_day as day,
-        sum(
-            case
-                when next_value is null then 0
-                when next_value >= value then next_value - value
-                else next_value
-            end
-        ) as increase
+        sum({{ counter_increase('value', 'next_value') }}) as increase
     from sequenced
     group by series_id, sampled_day
 ),

@@ -278,11 +278,7 @@ gpu_sequence as (
 gpu_energy as (
     select
         *,
-        case
-            when next_energy_mj is null then 0
-            when next_energy_mj >= energy_mj then next_energy_mj - energy_mj
-            else next_energy_mj
-        end as energy_increase_mj
+        {{ counter_increase('energy_mj', 'next_energy_mj') }} as energy_increase_mj
     from gpu_sequence
 ),
 
