@@ -10,7 +10,6 @@
     {{ regexp_int(profile, '^\s*(\d+)g') }}
 {%- endmacro %}
 
-
 {#- What a cumulative counter (an energy meter, a token count) adds from one reading to the next: nothing
     after a series' last reading, the difference while it grows, and the next reading itself after a
     decrease, which is a reset (the counter started again from zero), as Prometheus' increase() reads one. -#}
