@@ -27,7 +27,15 @@ LINT_TOOLS := "sqlfluff==4.4.0" "sqlfluff-templater-dbt==4.4.0" "dbt-core>=1.11,
 LINT_HOME := .lint-home
 LINT_ENV := GPU_LEDGER_BUILD_DB=$(CURDIR)/$(LINT_HOME)/work.duckdb GPU_LEDGER_LANDED_DB=$(CURDIR)/$(LINT_HOME)/landed.duckdb
 
-.PHONY: setup system-deps focus-validator newest-python lint-venv demo test torture lint benchmark clean
+# make test runs pytest on PYTEST_WORKERS processes (pytest-xdist); a module's tests stay on one worker
+# (--dist loadscope), so its fixtures are made once, and the fleets many modules read are made once for the
+# whole run (tests/conftest.py: made_once). The slowest tests are printed at the end.
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadscope
+SQLFLUFF_PROCESSES ?= 2
+
+.PHONY: setup system-deps focus-validator newest-venv newest-python lint-venv test-tools demo test torture lint \
+	benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,8 +61,9 @@ focus-validator:
 		$(FOCUS_VENV)/bin/pip install --quiet $(FOCUS_VALIDATOR) && touch $(FOCUS_STAMP); \
 	fi
 
-# newest-python: the first of NEWEST_PYTHON, python3.13, python3.12 and pyenv's 3.13 / 3.12 that runs; none: a skip.
-newest-python:
+# newest-venv: the first of NEWEST_PYTHON, python3.13, python3.12 and pyenv's 3.13 / 3.12 that runs; none: a skip.
+# After setup: both install the project in editable mode, which writes src/gpu_ledger.egg-info.
+newest-venv: $(STAMP)
 	@py=$$(for c in $(NEWEST_PYTHON) python3.13 python3.12 \
 		$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[23].*/bin/python 2>/dev/null | sort -rV); do \
 		$$c -c 'import sys; sys.exit(not (3, 12) <= sys.version_info < (3, 14))' 2>/dev/null && { echo $$c; break; }; \
@@ -62,11 +71,15 @@ newest-python:
 	if [ -z "$$py" ]; then \
 		echo "newest-python: skipped: no Python 3.12 or 3.13 found (set NEWEST_PYTHON=/path/to/python3.13)"; \
 	else \
-		{ test -f $(NEWEST_STAMP) && test $(NEWEST_STAMP) -nt pyproject.toml || { \
+		test -f $(NEWEST_STAMP) && test $(NEWEST_STAMP) -nt pyproject.toml || { \
 			$$py -m venv --clear $(NEWEST_VENV) && $(NEWEST_VENV)/bin/pip install --quiet --upgrade pip && \
-			$(NEWEST_VENV)/bin/pip install --quiet -e ".[dev]" && touch $(NEWEST_STAMP); }; } && \
+			$(NEWEST_VENV)/bin/pip install --quiet -e ".[dev]" && touch $(NEWEST_STAMP); }; \
+	fi
+
+newest-python: newest-venv
+	@if [ -f $(NEWEST_STAMP) ]; then \
 		echo "newest-python: $$($(NEWEST_VENV)/bin/python --version): $(NEWEST_SMOKE)" && \
-		$(NEWEST_VENV)/bin/pytest -q -p no:cacheprovider $(NEWEST_SMOKE); \
+		$(NEWEST_VENV)/bin/pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(NEWEST_SMOKE); \
 	fi
 
 # make demo PORT=8502 serves the app on another port (checked before anything else runs)
@@ -92,11 +105,16 @@ lint: setup lint-venv
 	rm -rf $(LINT_HOME) && mkdir -p $(LINT_HOME)
 	$(LINT_VENV)/bin/python -c "import duckdb; duckdb.connect('$(LINT_HOME)/landed.duckdb').close()"
 	$(LINT_ENV) $(LINT_VENV)/bin/dbt parse --quiet --project-dir . --profiles-dir . --target-path target
-	$(LINT_ENV) $(LINT_VENV)/bin/sqlfluff lint models
+	$(LINT_ENV) $(LINT_VENV)/bin/sqlfluff lint models --processes $(SQLFLUFF_PROCESSES)
 	$(LINT_VENV)/bin/dbt-bouncer run --config-file dbt-bouncer.yml
 
-test: lint system-deps focus-validator
-	$(BIN)/pytest
+# Everything the tests need, made side by side (each is mostly waiting on the package registries)
+test-tools:
+	$(MAKE) --no-print-directory --jobs=4 --output-sync=target setup lint-venv system-deps focus-validator newest-venv
+
+test: test-tools
+	$(MAKE) --no-print-directory lint
+	$(BIN)/pytest $(PYTEST_ARGS) --durations=15
 	$(MAKE) --no-print-directory newest-python
 
 # The reliability suite's long version: the trial counts the README's Reliability section reports.

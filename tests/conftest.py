@@ -1,7 +1,16 @@
-"""Shared fixtures: the real upstream samples live outside the repo and are optional."""
+"""Shared fixtures: the real upstream samples live outside the repo and are optional.
+
+`make test` runs the suite on two pytest-xdist workers, each with its own session. A fleet or a built
+home that many modules read is made once for the whole run (`made_once`): the first worker that asks
+makes it under a file lock, the other waits for it and reads the same folder.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import shutil
+import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +22,37 @@ from gpu_ledger.simulator.model import SimulationConfig
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """An xdist worker's `__main__` is execnet's bootstrap, with neither a file nor a spec; pyspark's
+    Spark Connect package, which great_expectations imports, takes such a `__main__` for its own doctest
+    run and exits the process. The worker's `__main__` is given the file of the loop it runs."""
+    main = sys.modules["__main__"]
+    if hasattr(config, "workerinput") and getattr(main, "__spec__", None) is None:
+        import xdist.remote
+
+        main.__file__ = getattr(main, "__file__", xdist.remote.__file__)
+
+
+def made_once(tmp_path_factory, worker_id: str, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder `name`, filled by `make(folder)` once per test run, however many workers ask for it.
+
+    Tests read it and never change it (copy it to change it)."""
+    if worker_id == "master":  # one process: the session's own temporary folder
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    run = tmp_path_factory.getbasetemp().parent  # the run's folder, shared by its workers
+    folder, done = run / name, run / f"{name}.done"
+    with (run / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the worker dies
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a worker that failed making it left a part
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def samples() -> Path:
     """`../shared/samples`, or a clean skip when a fresh clone has no such folder."""
@@ -22,18 +62,19 @@ def samples() -> Path:
 
 
 @pytest.fixture(scope="session")
-def sim(tmp_path_factory) -> Path:
+def sim(tmp_path_factory, worker_id: str) -> Path:
     """A small simulated fleet shared by the tests: 80 GPUs over 8 days (a weekend) at 5-minute samples."""
-    out = tmp_path_factory.mktemp("sim")
-    start = datetime(2026, 10, 1, tzinfo=UTC)
-    simulate(
-        SimulationConfig(out=out, gpus=80, days=8, interval_s=300, seed=11, start=start), show_progress=False
-    )
-    return out
+
+    def make(out: Path) -> None:
+        start = datetime(2026, 10, 1, tzinfo=UTC)
+        config = SimulationConfig(out=out, gpus=80, days=8, interval_s=300, seed=11, start=start)
+        simulate(config, show_progress=False)
+
+    return made_once(tmp_path_factory, worker_id, "sim", make)
 
 
 @pytest.fixture(scope="session")
-def warehouse(sim: Path, tmp_path_factory) -> Path:
+def warehouse(sim: Path, tmp_path_factory, worker_id: str) -> Path:
     """The simulated fleet ingested, validated and built (as `make demo` does): the published warehouse
     file (read it read-only)."""
     from gpu_ledger.build import build
@@ -42,14 +83,38 @@ def warehouse(sim: Path, tmp_path_factory) -> Path:
     from gpu_ledger.ingest.store import RawStore
     from gpu_ledger.ingest.validate import validate
 
-    home = Home(tmp_path_factory.mktemp("home"))
-    with RawStore(home.raw_db) as store:
-        outcomes = ingest([sim], store, progress=False)  # the whole output: its ground truth is skipped
-        rejected = [o.error for o in outcomes if o.status == "rejected"]
-        assert not rejected, rejected
-        suites, _ = validate(store, home.root)
-    failed = [(s.suite, s.failed) for s in suites if not s.success]
-    assert not failed, failed
-    result = build(home)
-    assert result.success, result.output[-3000:]
-    return home.warehouse
+    def make(root: Path) -> None:
+        home = Home(root)
+        with RawStore(home.raw_db) as store:
+            outcomes = ingest([sim], store, progress=False)  # the whole output: its ground truth is skipped
+            rejected = [o.error for o in outcomes if o.status == "rejected"]
+            assert not rejected, rejected
+            suites, _ = validate(store, home.root)
+        failed = [(s.suite, s.failed) for s in suites if not s.success]
+        assert not failed, failed
+        result = build(home)
+        assert result.success, result.output[-3000:]
+
+    return Home(made_once(tmp_path_factory, worker_id, "home", make)).warehouse
+
+
+@pytest.fixture(scope="session")
+def built_home(tmp_path_factory, worker_id: str) -> Path:
+    """A home built once with nothing landed (seeds and every model over empty sources, a quick but
+    complete build): read it, or copy it (`home_copy`) to change it."""
+    from gpu_ledger.build import build
+    from gpu_ledger.home import Home
+
+    def make(root: Path) -> None:
+        result = build(Home(root))
+        assert result.success, result.output[-3000:]
+
+    return made_once(tmp_path_factory, worker_id, "built-home", make)
+
+
+@pytest.fixture
+def home_copy(built_home: Path, tmp_path: Path) -> Path:
+    """A private copy of the built empty home."""
+    root = tmp_path / "home"
+    shutil.copytree(built_home, root)
+    return root

@@ -68,20 +68,16 @@ def _built_counts(target: Path) -> tuple[int, int]:
     return models, sum(n["resource_type"] == "seed" for n in nodes)
 
 
-def test_an_empty_home_builds_and_publishes_only_tables(tmp_path: Path):
-    home = Home(tmp_path)
-    result = build(home)
-    assert result.success, result.output[-2000:]
-    tables = _tables(home.warehouse)
+def test_an_empty_home_builds_and_publishes_only_tables(built_home: Path):
+    tables = _tables(Home(built_home).warehouse)
     assert ("reference", "gpu_instance_catalogue") in tables
     assert not any(schema == "staging" for schema, _ in tables), "views on the landed store are not published"
 
 
 def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_state(
-    tmp_path: Path, monkeypatch, capsys
+    home_copy: Path, tmp_path: Path, monkeypatch, capsys
 ):
-    home = Home(tmp_path / "home")
-    assert build(home).success
+    home = Home(home_copy)
     before = hashlib.sha256(home.warehouse.read_bytes()).hexdigest()
     state = hashlib.sha256((home.root / "work.duckdb").read_bytes()).hexdigest()
     # a file that lacks a mart dbt reported building is not published
@@ -112,9 +108,8 @@ def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_
     assert not list((home.root / "builds").iterdir())
 
 
-def test_a_reader_of_the_published_warehouse_does_not_block_a_build(tmp_path: Path):
-    home = Home(tmp_path)
-    assert build(home).success
+def test_a_reader_of_the_published_warehouse_does_not_block_a_build(home_copy: Path):
+    home = Home(home_copy)
     with duckdb.connect(str(home.warehouse), read_only=True) as reader:
         assert build(home, full_refresh=True).success  # nothing new: only a full refresh builds again
         assert reader.sql("select count(*) from reference.gpu_models").fetchall()[0][0] > 0

@@ -12,17 +12,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.build import build
 from gpu_ledger.cli import main
-from gpu_ledger.home import Home
 from tests.terminal import at_terminal, gpu_ledger
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("home")
-    assert build(Home(root)).success
-    return root
+def home(built_home: Path) -> Path:
+    """The built empty home: its reference tables are the rows to query (sql never writes)."""
+    return built_home
 
 
 def test_queries_return_rows_in_each_format(home: Path, capsys):

@@ -63,19 +63,19 @@ class _Watcher(threading.Thread):
             time.sleep(0.1)
 
 
-def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_warehouse(home: Path):
-    marts = marts_built(home)
-    watcher = _Watcher(home)
+def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_warehouse(home_copy: Path):
+    marts = marts_built(home_copy)
+    watcher = _Watcher(home_copy)
     watcher.start()
     refused = 0
     for _ in range(trials(1, 3)):
         # --full-refresh: nothing is new after the first trial, and a build with nothing new does nothing
-        build = start("build", "--home", str(home), "--full-refresh")
+        build = start("build", "--home", str(home_copy), "--full-refresh")
         began = time.monotonic()
         # the queued build starts once the first holds the lock, or it could take the lock first
-        wait_for(lambda pid=build.pid: getattr(holder(home), "pid", None) == pid, 60, "the build's lock")
+        wait_for(lambda pid=build.pid: getattr(holder(home_copy), "pid", None) == pid, 60, "the build's lock")
         waiter = (
-            start("build", "--home", str(home), "--full-refresh", "--wait", str(BUILD_TIMEOUT_S))
+            start("build", "--home", str(home_copy), "--full-refresh", "--wait", str(BUILD_TIMEOUT_S))
             if TORTURE
             else None
         )
@@ -84,7 +84,7 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
             time.sleep(max(0.0, began + offset - time.monotonic()))
             if build.poll() is not None:
                 break
-            other = subprocess.run(cli(*command, "--home", str(home)), capture_output=True, text=True)
+            other = subprocess.run(cli(*command, "--home", str(home_copy)), capture_output=True, text=True)
             assert build.poll() is None, "the build ended while another writer ran: use smaller offsets"
             assert other.returncode == 2, (command, other.returncode, other.stderr[-2000:])
             assert "another gpu-ledger build (pid" in _one_line(other.stderr), other.stderr
@@ -94,8 +94,8 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
         if waiter:
             out, err = waiter.communicate(timeout=BUILD_TIMEOUT_S)
             assert waiter.returncode == 0 and "waiting up to" in err, err[-3000:]
-        assert published_marts(home) == marts
-        assert not list((home / "builds").iterdir()), "a build left files behind"
+        assert published_marts(home_copy) == marts
+        assert not list((home_copy / "builds").iterdir()), "a build left files behind"
     watcher.stop.set()
     watcher.join()
     print(f"overlapping writers: {refused} refused, published marts seen {watcher.counts}")
@@ -103,12 +103,13 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
     assert watcher.counts == {len(marts)}, watcher.counts
 
 
-def test_a_killed_build_changes_nothing_its_dbt_dies_and_a_retry_publishes(home: Path):
-    marts = marts_built(home)
+def test_a_killed_build_changes_nothing_its_dbt_dies_and_a_retry_publishes(home_copy: Path):
+    marts = marts_built(home_copy)
     rounds = trials(1, 10)
     for trial in range(rounds):
-        warehouse, state = _digest(home / "warehouse.duckdb"), _digest(home / "work.duckdb")
-        build = start("build", "--home", str(home), "--full-refresh")  # one that finished left nothing new
+        warehouse, state = _digest(home_copy / "warehouse.duckdb"), _digest(home_copy / "work.duckdb")
+        # --full-refresh: a build that finished left nothing new
+        build = start("build", "--home", str(home_copy), "--full-refresh")
         dbt = wait_for(lambda b=build: children(b.pid), 120, "the build to start dbt")
         time.sleep(random.uniform(0.5, 20.0) if TORTURE else 2.0)
         finished = build.poll() is not None
@@ -116,14 +117,14 @@ def test_a_killed_build_changes_nothing_its_dbt_dies_and_a_retry_publishes(home:
         build.wait()
         wait_for(lambda d=dbt: not any(running(pid) for pid in d), 15, "dbt to die with its build")
         if finished:  # the build was done before the kill came: it may have published, completely
-            assert published_marts(home) == marts
+            assert published_marts(home_copy) == marts
             continue
-        changed = _digest(home / "warehouse.duckdb") != warehouse
+        changed = _digest(home_copy / "warehouse.duckdb") != warehouse
         # killed after its rename into place, a build has published a complete warehouse; before it, nothing
-        assert not changed or published_marts(home) == marts, f"trial {trial}: a killed build changed it"
-        assert changed or _digest(home / "work.duckdb") == state, "a killed build changed the build state"
-    retry = subprocess.run(cli("build", "--home", str(home)), capture_output=True, text=True)
+        assert not changed or published_marts(home_copy) == marts, f"trial {trial}: a killed build changed it"
+        assert changed or _digest(home_copy / "work.duckdb") == state, "a killed build changed its state"
+    retry = subprocess.run(cli("build", "--home", str(home_copy)), capture_output=True, text=True)
     assert retry.returncode == 0, retry.stderr[-3000:]
-    assert published_marts(home) == marts
-    assert not list((home / "builds").iterdir()), "the killed builds' folders were not cleared"
+    assert published_marts(home_copy) == marts
+    assert not list((home_copy / "builds").iterdir()), "the killed builds' folders were not cleared"
     print(f"killed builds: {rounds} killed with -9, dbt gone each time, retry published {len(marts)} marts")

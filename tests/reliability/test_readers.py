@@ -29,10 +29,10 @@ def _candidate(home: Path, folder: Path, version: int) -> Path:
     return work
 
 
-def test_threads_query_without_error_while_new_versions_publish(home: Path, tmp_path: Path):
-    warehouse = home / "warehouse.duckdb"
-    marts = marts_built(home)
-    candidates = [_candidate(home, tmp_path, v) for v in range(PUBLISHES + 1)]
+def test_threads_query_without_error_while_new_versions_publish(home_copy: Path, tmp_path: Path):
+    warehouse = home_copy / "warehouse.duckdb"
+    marts = marts_built(home_copy)
+    candidates = [_candidate(home_copy, tmp_path, v) for v in range(PUBLISHES + 1)]
     publish(candidates[0], tmp_path / "staged-0.duckdb", warehouse, marts)  # version 0: before the readers
     done = [0] * THREADS
     errors: list[str] = []
