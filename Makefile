@@ -34,8 +34,8 @@ PYTEST_WORKERS ?= 2
 PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadscope
 SQLFLUFF_PROCESSES ?= 2
 
-.PHONY: setup system-deps focus-validator newest-venv newest-python lint-venv test-tools demo test torture lint \
-	benchmark clean
+.PHONY: setup system-deps focus-validator newest-venv newest-python lint-venv test-tools demo docs test torture \
+	lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,19 @@ newest-python: newest-venv
 demo: setup
 	$(BIN)/gpu-ledger demo$(if $(PORT), --port $(PORT))
 
+# make docs: docs/ and the dbt project's documentation (generated as one static page into docs/dbt/, compiled
+# against a throwaway empty home) on http://127.0.0.1:$(DOCS_PORT) (mkdocs.yml)
+DOCS_PORT ?= 8000
+DOCS_HOME := .docs-home
+docs: setup
+	rm -rf $(DOCS_HOME) && mkdir -p $(DOCS_HOME) docs/dbt
+	$(BIN)/python -c "import duckdb; duckdb.connect('$(DOCS_HOME)/landed.duckdb').close()"
+	GPU_LEDGER_BUILD_DB=$(CURDIR)/$(DOCS_HOME)/work.duckdb GPU_LEDGER_LANDED_DB=$(CURDIR)/$(DOCS_HOME)/landed.duckdb \
+		$(BIN)/dbt docs generate --static --quiet --project-dir . --profiles-dir . \
+		--target-path $(CURDIR)/$(DOCS_HOME)/target --log-path $(CURDIR)/$(DOCS_HOME)/logs
+	cp $(DOCS_HOME)/target/static_index.html docs/dbt/index.html
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
+
 system-deps:
 	bash scripts/system-deps.sh
 
@@ -117,7 +130,7 @@ test: test-tools
 	$(BIN)/pytest $(PYTEST_ARGS) --durations=15
 	$(MAKE) --no-print-directory newest-python
 
-# The reliability suite's long version: the trial counts the README's Reliability section reports.
+# The reliability suite's long version: the trial counts docs/reliability.md reports.
 torture: setup
 	GPU_LEDGER_TORTURE=1 $(BIN)/pytest -s tests/reliability
 
@@ -125,4 +138,5 @@ benchmark: setup
 	$(BIN)/python -m benchmarks.ladder $(LADDER)
 
 clean:
-	rm -rf $(VENV) $(FOCUS_VENV) $(NEWEST_VENV) $(LINT_VENV) $(LINT_HOME) .gpu-ledger .pytest_cache
+	rm -rf $(VENV) $(FOCUS_VENV) $(NEWEST_VENV) $(LINT_VENV) $(LINT_HOME) $(DOCS_HOME) docs/dbt .docs-site .gpu-ledger \
+		.pytest_cache

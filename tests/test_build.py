@@ -233,7 +233,7 @@ def published_marts(home: Path) -> set[str]:
 
 
 def test_a_plain_dbt_build_is_published_by_gpu_ledger_publish(tmp_path: Path):
-    """Working with dbt directly (README): the shipped profile builds <home>/work.duckdb; nothing is
+    """Working with dbt directly (docs/usage.md): the shipped profile builds <home>/work.duckdb; nothing is
     published until `gpu-ledger publish`, which checks the run and the file as build does."""
     home = Home(tmp_path / "home")
     RawStore(home.raw_db).close()  # an empty landed store for dbt to attach

@@ -1,5 +1,5 @@
 """The gpu-ledger command as a user meets it, through the real entry point: every subcommand listed and
-documented in the README's table, global options before or after the command, shell completion, one
+documented in docs/interface.md's table, global options before or after the command, shell completion, one
 exit status per outcome, usage errors that create nothing, logging."""
 
 from __future__ import annotations
@@ -268,11 +268,11 @@ def test_verbose_says_what_each_stage_does_and_writers_log_in_the_home(tmp_path:
     assert not (tmp_path / "reader").exists()
 
 
-def test_the_readme_command_table_matches_help():
-    """Every row of the README's command table is a command whose --help has the row's description and
-    every option the row names; every command --help lists has its row."""
-    readme = (REPO / "README.md").read_text()
-    table = readme.split("## Commands", 1)[1].split("\n## ", 1)[0]
+def test_the_interface_command_table_matches_help():
+    """Every row of the command table in docs/interface.md is a command whose --help has the row's
+    description and every option the row names; every command --help lists has its row."""
+    interface = (REPO / "docs" / "interface.md").read_text()
+    table = interface.split("## 6. Commands", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `gpu-ledger ([^`]+)` \| (.+) \|$", table, re.MULTILINE)
     assert rows
     documented = {}

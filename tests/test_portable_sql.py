@@ -1,4 +1,4 @@
-"""The dbt project stays portable (CONTRACT §7): DuckDB-only SQL is written in the `default__` (or
+"""The dbt project stays portable (interface §7): DuckDB-only SQL is written in the `default__` (or
 `<adapter>__`) implementation of an adapter.dispatch macro, never inline in a model.
 
 A scan, not a parser. Each model's .sql, with its Jinja comments and SQL comments removed, must match

@@ -1,7 +1,7 @@
 {#-
     Aggregates that engines spell differently, behind adapter.dispatch: the default spelling is
     DuckDB's, and a project moved to another engine overrides the `<adapter>__` variant of each
-    macro here, not the models (CONTRACT §7). Percentiles need none: `percentile_cont(p) within
+    macro here, not the models (interface §7). Percentiles need none: `percentile_cont(p) within
     group (order by x)` is read alike; neither do any-true and all-true, which are dbt.bool_or(x) and
     not dbt.bool_or(not x).
 -#}

@@ -1,5 +1,5 @@
 {#-
-    The billing provider registry (dbt_project.yml, vars `billing_focus_parts` and `billing_providers`; README
+    The billing provider registry (dbt_project.yml, vars `billing_focus_parts` and `billing_providers`; docs/adding.md
     "Add a billing provider"): which FOCUS parts int_billing__focus_lines unions and int_billing__data_window
     spans, which ingest formats they map, and the provider key of every ProviderName spelling.
 -#}

@@ -1,5 +1,5 @@
 {#- The AllocatedMethodId of GPU Ledger's split-cost allocation in the FOCUS 1.3 export
-    (fct_billing_focus_allocated; README, "FOCUS 1.3 export" documents the method under this id): a GPU
+    (fct_billing_focus_allocated; docs/warehouse.md, "FOCUS 1.3 export" documents the method under this id): a GPU
     instance's bill line divided among the consumers of its GPU-hours by held GPU time x share of the
     GPU, idle taking the time no job held. -#}
 {% macro focus_allocated_method_id() -%}

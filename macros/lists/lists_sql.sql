@@ -1,7 +1,7 @@
 {#-
     Lists and maps for every model, behind adapter.dispatch: the default spelling is DuckDB's, and a
     project moved to another engine overrides the `<adapter>__` variant of each macro here, not the
-    models (CONTRACT §7).
+    models (interface §7).
 -#}
 
 {#- One row per element of a list, as a from-clause item joined to the row that holds the list:

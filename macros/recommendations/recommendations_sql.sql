@@ -1,6 +1,6 @@
 {#-
     Engine-specific SQL that only the purchasing recommendations need (intermediate/recommendations),
-    dispatched so that another adapter can supply its own spelling (CONTRACT §7); the default is
+    dispatched so that another adapter can supply its own spelling (interface §7); the default is
     DuckDB's. The generic time, text and list pieces they use are in macros/time, macros/text and
     macros/lists.
 -#}

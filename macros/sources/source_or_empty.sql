@@ -1,6 +1,6 @@
 {#-
     A landed raw table, or an empty relation with its documented columns when that source was never
-    ingested: any subset of sources builds (CONTRACT §7). The columns and types come from the source's
+    ingested: any subset of sources builds (interface §7). The columns and types come from the source's
     YAML (`columns:` with `data_type:`, spelt for the engine by sql_type), so the empty relation has the
     same shape as a real one.
 -#}

@@ -1,7 +1,7 @@
 {#-
     Text, regular expressions and JSON for every model, behind adapter.dispatch: the default spelling
     is DuckDB's, and a project moved to another engine overrides the `<adapter>__` variant of each
-    macro here, not the models (CONTRACT §7). Patterns are RE2 syntax, passed as the pattern's text
+    macro here, not the models (interface §7). Patterns are RE2 syntax, passed as the pattern's text
     (the macro quotes it); none holds a single quote.
 -#}
 

@@ -1,6 +1,6 @@
 {#-
     Engine-specific SQL that only the workload models need, dispatched so that another adapter can
-    supply its own spelling (CONTRACT §7); the default is DuckDB's. The generic list, map, text and
+    supply its own spelling (interface §7); the default is DuckDB's. The generic list, map, text and
     time pieces the workload models use are in macros/lists, macros/text and macros/time.
 -#}
 

@@ -1,4 +1,4 @@
-"""The `gpu-ledger` command: one subcommand per job of CONTRACT §6, on Click.
+"""The `gpu-ledger` command: one subcommand per job of interface §6, on Click.
 
 Why Click: it is what dbt, Streamlit and Typer are built on (already installed with dbt), and it gives
 what argparse does not: options of the whole command (`--home`, `--verbose`, `--quiet`) that work before

@@ -1,6 +1,6 @@
 """How `gpu-ledger sql` prints a result: a table that fits the terminal, CSV, or JSON.
 
-Money is DECIMAL in the marts (CONTRACT §4), stored at 10 decimal places so that sums and shares add
+Money is DECIMAL in the marts (interface §4), stored at 10 decimal places so that sums and shares add
 up to the cent. Printed for people (table) or spreadsheets (CSV), a money column is rounded to cents,
 half away from zero; `--exact` prints every decimal at its full scale. A DECIMAL column is money unless
 its name says it is a quantity, a duration, or a unit price or rate (`*Quantity`, `*Seconds`,

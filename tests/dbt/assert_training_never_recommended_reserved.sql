@@ -1,4 +1,4 @@
--- Training is never recommended for reserved capacity (CONTRACT §4): a commitment (buy_commitment,
+-- Training is never recommended for reserved capacity (interface §4): a commitment (buy_commitment,
 -- reserve_baseline) is recommended for inference only. Rows returned fail.
 select
     recommendation_id,

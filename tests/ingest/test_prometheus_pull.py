@@ -2,7 +2,7 @@
 
 The server is the Debian `prometheus` binary on 127.0.0.1, on a free port, with history written as
 OpenMetrics and backfilled by `promtool tsdb create-blocks-from openmetrics` before it starts (see
-shared/design/REAL_COMPONENTS.md for the gotchas: seconds timestamps, `# EOF`, long retention).
+docs/testing.md for the gotchas: seconds timestamps, `# EOF`, long retention).
 """
 
 from __future__ import annotations

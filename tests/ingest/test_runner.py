@@ -1,4 +1,4 @@
-"""The ingest promises of CONTRACT §3 on telemetry files: idempotent, restatement-aware, atomic, clear."""
+"""The ingest promises of interface §3 on telemetry files: idempotent, restatement-aware, atomic, clear."""
 
 from __future__ import annotations
 

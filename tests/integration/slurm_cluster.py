@@ -4,7 +4,7 @@ Why: our sacct loader must survive what `sacct` really prints (steps, arrays, re
 <uid>`, `Unknown` times, hostlists, TRES strings), and hand-written samples drift from the real thing.
 This harness builds every config in a temp dir and starts munged, a private MariaDB, slurmdbd, slurmctld
 and one slurmd per node on free 127.0.0.1 ports, so it never touches the machine's own services and
-can run next to other test sessions. The facts it relies on are in shared/design/REAL_COMPONENTS.md.
+can run next to other test sessions. The facts it relies on are in docs/testing.md.
 
 Every process it starts (and everything they spawn: slurmstepd, job scripts) carries a marker in its
 environment; teardown stops the daemons by PID and then kills whatever still carries the marker, so a

@@ -1,7 +1,7 @@
 """Reliability checks: concurrent writers, killed builds, a hostile SQL box, readers during publishes.
 
 The default run keeps each check to a few trials; `GPU_LEDGER_TORTURE=1` (`make torture`) runs the
-long version with the trial counts the README reports.
+long version with the trial counts docs/reliability.md reports.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A corpus of bad input (CONTRACT §3, "Bad input gets a clear error"; issue 17, failure 5).
+"""A corpus of bad input (interface §3, "Bad input gets a clear error"; issue 17, failure 5).
 
 Every case is one file. They are ingested in one batch, interleaved with good files of every group,
 and each must be rejected alone: one line that names the file (and its line where a row applies),

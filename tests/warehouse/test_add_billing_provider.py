@@ -1,10 +1,11 @@
-"""A billing provider is a plug-in: README "Add a billing provider", done on a copy of the project.
+"""A billing provider is a plug-in: docs/adding.md "Add a billing provider", done on a copy of the project.
 
-A toy provider (Toy Cloud, a usage CSV) is added to a copy of the project with exactly the files the README
-names: a parser module, a staging model with its source and model YAML, one FOCUS mapping model with its
-YAML, and its entry in the billing provider registry (dbt_project.yml). The FOCUS columns of the mapping's
-YAML are written by `python -m gpu_ledger.focus_codegen`. No other file changes; a toy bill ingested and
-built on the copy shows in fct_billing_focus, fct_gpu_hours and the reconciliation, every dollar attributed.
+A toy provider (Toy Cloud, a usage CSV) is added to a copy of the project with exactly the files
+docs/adding.md names: a parser module, a staging model with its source and model YAML, one FOCUS mapping model
+with its YAML, and its entry in the billing provider registry (dbt_project.yml). The FOCUS columns of the
+mapping's YAML are written by `python -m gpu_ledger.focus_codegen`. No other file changes; a toy bill ingested
+and built on the copy shows in fct_billing_focus, fct_gpu_hours and the reconciliation, every dollar
+attributed.
 """
 
 from __future__ import annotations
@@ -270,7 +271,7 @@ def _copy_project(target: Path) -> None:
 
 
 def _add_toy_provider(project: Path) -> None:
-    """What README "Add a billing provider" asks for, and nothing else."""
+    """What docs/adding.md "Add a billing provider" asks for, and nothing else."""
     for name, text in DOCUMENTED.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text)

@@ -1,4 +1,4 @@
-"""GPU identity from the bill first, the catalogue second, and never silence (CONTRACT §2 and §5).
+"""GPU identity from the bill first, the catalogue second, and never silence (interface §2 and §5).
 
 Two homes are built: one that ingests only the real FOCUS 1.0 sample (its g3.4xlarge rows, 1x Tesla
 M60, must be GPU cost), and one of hand-made CUR 2.0, FOCUS, Azure cost-details and GCP rows shaped

@@ -1,6 +1,6 @@
 -- grain: one row per gpu_id x mig_instance_id x clock hour x consumer (a job attempt, or idle)
 {#-
-    Every GPU-hour's cost split among the jobs that held it and idle (CONTRACT §5). A job's part of
+    Every GPU-hour's cost split among the jobs that held it and idle (interface §5). A job's part of
     a GPU-hour is the GPU-hour's cost x its share of the GPU (1, N/M when only the node is known, g/7
     for a MIG slice) x the seconds it held the GPU / the seconds the machine ran that hour. When
     consumers together hold more than the hour (time-sliced GPUs), they split it in proportion. What

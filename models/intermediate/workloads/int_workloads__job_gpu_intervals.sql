@@ -1,6 +1,6 @@
 -- grain: one row per job attempt × GPU (× MIG instance) × interval it held it
 {#-
-    Which GPUs a job attempt held, from the most precise evidence (CONTRACT §5):
+    Which GPUs a job attempt held, from the most precise evidence (interface §5):
     1. dcgm_labels: DCGM series whose labels name the attempt (int_workloads__job_labelled_gpus, with a
        generic-CSV job's own gpu_uuids).
     2. scheduler_spread: when no series names the attempt, its allocation is spread over its nodes:

@@ -1,6 +1,6 @@
 -- grain: one row per job attempt × GPU (× MIG instance) that names it: DCGM labels, or a generic job's own GPUs
 {#-
-    The most precise evidence of which GPUs a job attempt held (CONTRACT §5): DCGM series whose labels
+    The most precise evidence of which GPUs a job attempt held (interface §5): DCGM series whose labels
     name the attempt, on Kubernetes its pod uid (anywhere, any time), else its pod name and namespace
     on one of its nodes while it ran; on Slurm hpc_job = the job id or raw id on one of its nodes while
     it ran. Each such GPU carries share 1, a MIG instance g/7 (g from its profile's `<g>g` prefix). A

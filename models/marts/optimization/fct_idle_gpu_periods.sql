@@ -1,6 +1,6 @@
 -- grain: one row per gpu (gpu_id) per idle period (started_at)
 {#-
-    Sustained idle GPUs and what they cost (CONTRACT §4, Waste and optimisation).
+    Sustained idle GPUs and what they cost (interface §4, Waste and optimisation).
     - The periods, their cause (job_idle, no_job, unmonitored), job and still_open:
       int_optimization__idle_periods (measured low-utilisation runs and unmonitored billed GPUs).
     - owner: the job's team for a job_idle period whose consumer labels name a job holding the GPU

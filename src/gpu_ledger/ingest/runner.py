@@ -1,6 +1,6 @@
 """`gpu-ledger ingest`: expand paths, land each file in its own transaction, record the outcome.
 
-The promises of CONTRACT §3 live here:
+The promises of interface §3 live here:
 - idempotent by content: a file whose content is already landed (or was found superseded) is skipped
   wherever it now lies, and adds no manifest row; a changed file replaces its earlier load at that
   path. Snapshots whose content carries no time (kubectl, dcgm-exporter scrapes) are identified by

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from gpu_ledger.ingest import registry
 from gpu_ledger.ingest.store import MANIFEST, RawStore
 
-# what the warehouse cannot tell without each group (CONTRACT §7: an absent source is never an error)
+# what the warehouse cannot tell without each group (interface §7: an absent source is never an error)
 WITHOUT = {
     "billing": "no costs: marts show usage only",
     "telemetry": "no utilisation: GPUs count as unmonitored, idle periods cannot be measured",

@@ -1,6 +1,6 @@
 """The landed store under `<home>`: Parquet files any engine reads, and the manifest that says which count.
 
-Layout (CONTRACT §3):
+Layout (interface §3):
 - `<home>/landed/<table>/<load_id>_<n>.parquet`: every landed table, one or more files per load, each
   row stamped with its `_load_id` (and, for row-shaped sources, `_source_file` and `_source_row`).
   Files of one table may differ in columns: a newer export brings more, and readers take the union.

@@ -1,7 +1,7 @@
 """The reference data the simulator shares with the warehouse: the seed catalogue in `seeds/`.
 
 The simulated fleet also runs one accelerator type the seed does not list (UNCATALOGUED): the warehouse
-must flag it as an unknown accelerator and keep its cost (CONTRACT §2, §5), so the simulator carries its
+must flag it as an unknown accelerator and keep its cost (interface §2, §5), so the simulator carries its
 facts here to bill it, apart from the seed the warehouse reads.
 """
 

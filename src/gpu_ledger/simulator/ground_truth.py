@@ -2,7 +2,7 @@
 
 Nothing here reads the files the writers produced, and nothing here shares code with the dbt
 models: costs come from the priced instance-hours, usage from the telemetry values as generated,
-and the rules are the CONTRACT's, restated in `RULES` and written beside the figures.
+and the rules are docs/interface.md's, restated in `RULES` and written beside the figures.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
 - GPU-hour cost: a cloud instance-hour's amortised (effective) cost divided by its GPU count; an
   on-prem GPU-hour is (depreciation + facility + staff) / GPU count plus that GPU's own power cost
   (its DCGM energy in the hour x PUE x electricity price).
-- GPU identity (CONTRACT §2, §5): an instance of a type the seed catalogue lacks
+- GPU identity (interface §2, §5): an instance of a type the seed catalogue lacks
   (simulator.catalogue.UNCATALOGUED, billed without telemetry) is `is_unknown_accelerator`: the
   warehouse cannot know its GPUs, so it keeps the instance's whole cost on one unmonitored GPU of
   unknown model (`<instance_id>:0`); the simulated ones hold one GPU, so the GPU-hours match.
-- Attribution (CONTRACT §5): within a GPU-hour, a consumer's cost is the GPU-hour's cost x share x
+- Attribution (interface §5): within a GPU-hour, a consumer's cost is the GPU-hour's cost x share x
   allocated seconds / seconds the instance ran in that hour; share is 1 for a whole GPU and g/7 for
   a MIG slice. Whatever is left of the GPU-hour is idle. `gpu_seconds` = allocated seconds x share.
 - Owners: a job's team comes from its labels, its Slurm account or its namespace through the org
@@ -653,7 +653,7 @@ def reconciliation(fleet: Fleet, gpu_cost: pl.DataFrame, slices: pl.DataFrame) -
 
 
 # Purchasing recommendations. The policy's defaults, restated from dbt_project.yml's vars (the rules
-# are the CONTRACT's and the mart's documentation's; the figures come from the simulator's own model).
+# are docs/interface.md's and the mart's documentation's; the figures come from the simulator's own model).
 RECOMMENDATION_LOOKBACK_DAYS = 30  # recommendation_lookback_days
 HOURS_PER_MONTH = 730.0  # hours_per_month
 DEFAULT_SPOT_DISCOUNT = 0.60  # recommendation_default_spot_discount_pct

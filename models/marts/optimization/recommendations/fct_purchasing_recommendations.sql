@@ -1,6 +1,6 @@
 -- grain: one row per recommendation (recommendation_type × scope); recommendation_id is the key
 {#-
-    What to buy, move, shrink or switch off, and what it saves a month (CONTRACT §4). Each rule is a
+    What to buy, move, shrink or switch off, and what it saves a month (interface §4). Each rule is a
     mart of its own in this folder, all judged over the same look-back (int_recommendations__lookback)
     and built on the intermediate recommendation models:
     - buy_commitment / autoscale: inference on on-demand machines (fct_inference_pool_recommendations);

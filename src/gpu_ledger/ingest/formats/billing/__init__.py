@@ -6,7 +6,7 @@ cost details with `MeterCategory` and no `BilledCost`, GCP's `billing_account_id
 the asset register's `asset_id`/`purchase_price`), so the order only matters for a file built to match
 two.
 
-A billing provider is a plug-in (README "Add a billing provider"): every module of this package that
+A billing provider is a plug-in (docs/adding.md "Add a billing provider"): every module of this package that
 exposes `FORMAT` is a format, found here without being listed. The built-in ones keep the order below;
 any other follows them in the order of its module's name, so its `detect` must refuse the files of the
 formats above it.

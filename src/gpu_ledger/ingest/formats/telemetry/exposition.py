@@ -5,7 +5,7 @@ All three formats are `<series key> <value>[ <timestamp>]` per line, where the s
 They differ only in where the time comes from, so one parser serves them, parameterised by a
 `TimeSource`.
 
-Why it is shaped this way (CONTRACT §3, "Scales"): a `promtool tsdb dump` of a month of a large fleet is
+Why it is shaped this way (interface §3, "Scales"): a `promtool tsdb dump` of a month of a large fleet is
 tens of millions of lines. The file is streamed by DuckDB's CSV reader as one text column, split with
 one regular expression per line, and every series key is parsed into a label map only once (keys
 repeat on every sample of a series). Nothing runs a Python loop per line, except on the error path,
