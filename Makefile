@@ -121,12 +121,12 @@ lint: setup lint-venv
 	$(LINT_ENV) $(LINT_VENV)/bin/sqlfluff lint models --processes $(SQLFLUFF_PROCESSES)
 	$(LINT_VENV)/bin/dbt-bouncer run --config-file dbt-bouncer.yml
 
-# Everything the tests need, made side by side (each is mostly waiting on the package registries)
+# Everything the tests need, made side by side (installs mostly wait on the package registries), and lint,
+# which starts as soon as its two venvs are there
 test-tools:
-	$(MAKE) --no-print-directory --jobs=4 --output-sync=target setup lint-venv system-deps focus-validator newest-venv
+	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint system-deps focus-validator newest-venv
 
 test: test-tools
-	$(MAKE) --no-print-directory lint
 	$(BIN)/pytest $(PYTEST_ARGS) --durations=15
 	$(MAKE) --no-print-directory newest-python
 
