@@ -86,17 +86,14 @@ newest-python: newest-venv
 demo: setup
 	$(BIN)/gpu-ledger demo$(if $(PORT), --port $(PORT))
 
-# make docs: docs/ and the dbt project's documentation (generated as one static page into docs/dbt/, compiled
-# against a throwaway empty home) on http://127.0.0.1:$(DOCS_PORT) (mkdocs.yml)
+# make docs: docs/ and the dbt project's documentation (the static page every build writes, <home>/docs.html,
+# from a build of a throwaway empty home) on http://127.0.0.1:$(DOCS_PORT) (mkdocs.yml)
 DOCS_PORT ?= 8000
 DOCS_HOME := .docs-home
 docs: setup
-	rm -rf $(DOCS_HOME) && mkdir -p $(DOCS_HOME) docs/dbt
-	$(BIN)/python -c "import duckdb; duckdb.connect('$(DOCS_HOME)/landed.duckdb').close()"
-	GPU_LEDGER_BUILD_DB=$(CURDIR)/$(DOCS_HOME)/work.duckdb GPU_LEDGER_LANDED_DB=$(CURDIR)/$(DOCS_HOME)/landed.duckdb \
-		$(BIN)/dbt docs generate --static --quiet --project-dir . --profiles-dir . \
-		--target-path $(CURDIR)/$(DOCS_HOME)/target --log-path $(CURDIR)/$(DOCS_HOME)/logs
-	cp $(DOCS_HOME)/target/static_index.html docs/dbt/index.html
+	rm -rf $(DOCS_HOME) && mkdir -p docs/dbt
+	$(BIN)/gpu-ledger build --quiet --home $(DOCS_HOME)
+	cp $(DOCS_HOME)/docs.html docs/dbt/index.html
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 system-deps:
