@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -51,6 +51,17 @@ def made_once(tmp_path_factory, worker_id: str, name: str, make: Callable[[Path]
             make(folder)
             done.touch()
     return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def machine_cache(tmp_path_factory, worker_id: str) -> Iterator[Path]:
+    """The run's own XDG_CACHE_HOME, shared by its workers: the dbt parse a build saves for the machine's
+    next new home (`gpu_ledger.build.saved_parse`) is the run's, never the user's."""
+    base = tmp_path_factory.getbasetemp()
+    cache = (base if worker_id == "master" else base.parent) / "cache"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        yield cache
 
 
 @pytest.fixture(scope="session")

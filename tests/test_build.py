@@ -25,8 +25,9 @@ from gpu_ledger.build import (
     build,
     built_marts,
     fingerprint,
-    parse_ahead,
+    parsing_ahead,
     publish,
+    saved_parse,
 )
 from gpu_ledger.cli import main
 from gpu_ledger.home import Home
@@ -111,23 +112,33 @@ def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_
 def test_a_reader_of_the_published_warehouse_does_not_block_a_build(home_copy: Path):
     home = Home(home_copy)
     with duckdb.connect(str(home.warehouse), read_only=True) as reader:
-        assert build(home, full_refresh=True).success  # nothing new: only a full refresh builds again
+        result = build(home, full_refresh=True)  # nothing new: only a full refresh builds again
+        assert result.success, result.output[-2000:]
+        assert "Unable to do partial parsing" not in result.output, "a copied home parsed afresh"
         assert reader.sql("select count(*) from reference.gpu_models").fetchall()[0][0] > 0
 
 
-def test_a_relative_home_builds(tmp_path: Path, monkeypatch):
-    """`make demo` uses the default ./.gpu-ledger: a relative home must work as well as an absolute one."""
+def test_a_new_relative_home_builds_on_the_parse_saved_by_another_homes_build(
+    built_home: Path, tmp_path: Path, monkeypatch
+):
+    """`make demo` uses the default ./.gpu-ledger: a relative home must work as well as an absolute one.
+    Its first build parses only what changed since the parse the last build on this machine saved
+    (`built_home`'s, in the test run's own XDG_CACHE_HOME)."""
+    assert saved_parse(PROJECT_DIR).is_file()
+    assert str(saved_parse(PROJECT_DIR)).startswith(os.environ["XDG_CACHE_HOME"])
     monkeypatch.chdir(tmp_path)
     result = build(Home(Path(".gpu-ledger")))
     assert result.success, result.output[-2000:]
     assert (tmp_path / ".gpu-ledger" / "warehouse.duckdb").exists()
+    assert "Unable to do partial parsing" not in result.output, "the new home parsed the project afresh"
 
 
 def test_a_build_with_nothing_new_does_nothing_and_says_so(tmp_path: Path, monkeypatch, capsys):
     project = _project(tmp_path / "project")
     monkeypatch.setattr(gpu_ledger.build, "build", functools.partial(build, project_dir=project))
     home = Home(tmp_path / "home")
-    assert parse_ahead(home, project).wait() == 0  # as the demo does while it simulates
+    with parsing_ahead(home, project) as parsing:  # as the demo does while it simulates
+        assert parsing.wait() == 0
     assert main(["build", "--home", str(home.root)]) == 0
     assert "Built and published" in capsys.readouterr().out
     last_run = (home.root / "dbt" / "logs" / "dbt.log").read_text().rsplit("Running with dbt=", 1)[1]

@@ -39,7 +39,8 @@ import os
 import secrets
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -119,16 +120,24 @@ def build(
         if published_at is not None:
             return BuildResult(True, home.warehouse, home.root / "dbt" / "logs" / "dbt.log", "", published_at)
         remove_dead_builds(home)
-        private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
-        private.mkdir(parents=True)
-        try:
+        with private_folder(home) as private:
             result = _build_in(home, private, project_dir, arguments, full_refresh, on_event)
-        finally:
-            shutil.rmtree(private, ignore_errors=True)
-        if result.success:
-            _record(home, inputs)
-            write_docs(home, project_dir, inputs["project"])
+            if result.success:
+                _record(home, inputs)
+                write_docs(home, private, project_dir, inputs["project"])
         return result
+
+
+@contextmanager
+def private_folder(home: Home) -> Iterator[Path]:
+    """A folder of this process's own, `<home>/builds/<pid>-<token>/`, removed afterwards (a killed
+    process's is removed by the next build: `remove_dead_builds`). Every dbt run of a home runs in one."""
+    folder = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
+    folder.mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _build_in(
@@ -164,19 +173,19 @@ def _build_in(
 DOCS = "docs.html"
 
 
-def write_docs(home: Home, project_dir: Path, project_digest: str) -> Path | None:
+def write_docs(home: Home, private: Path, project_dir: Path, project_digest: str) -> Path | None:
     """The dbt docs site of the project, as one static HTML file `<home>/docs.html` (the app's SQL page
-    links it): `dbt docs generate --static` from the parse the build saved, without compiling or
-    querying the catalog (every column's type is in the models' YAML). The site describes the project,
-    not the data, so it is written again only when the project's files changed (`project_digest`, the
-    fingerprint's). A failure is logged and never fails the build."""
+    links it): `dbt docs generate --static` from the parse the build saved, run in the build's `private`
+    folder, without compiling or querying the catalog (every column's type is in the models' YAML). The
+    site describes the project, not the data, so it is written again only when the project's files
+    changed (`project_digest`, the fingerprint's). A failure is logged and never fails the build."""
     page, stamp = home.root / DOCS, home.root / f"{DOCS}.project"
     if page.exists() and stamp.exists() and stamp.read_text() == project_digest:
         return page
     target = home.root / "dbt" / "target"
-    command, env = _dbt(home, "work.duckdb", home.root / "dbt", project_dir, ["docs", "generate"])
+    command, env = _dbt(home, private / "work.duckdb", home.root / "dbt", project_dir, ["docs", "generate"])
     command += ["--static", "--no-compile", "--empty-catalog"]
-    done = dbt_runner.run(command, env=env, cwd=home.root)
+    done = dbt_runner.run(command, env=env, cwd=private)
     generated = target / "static_index.html"
     if done.returncode != 0 or not generated.exists():
         logger.warning(
@@ -200,41 +209,58 @@ def run_dbt(
     target/ and logs/ go under `logs`; `on_event` gets dbt's progress events as they come. Returns dbt's
     exit status and, as `stdout`, what it printed.
 
-    dbt runs in the database's folder and names it by its file name alone: the connection, which dbt
-    hashes to decide whether it may reuse the parse it saved in target/, is then the same for every
-    build of a home, though each works in a folder of its own, and a build parses only what changed.
+    dbt runs in the database's folder, `<home>/builds/<pid>-<token>/`, and is given both databases by
+    paths relative to it (`work.duckdb`, `../../landed.duckdb`). The connection, which dbt hashes to
+    decide whether it may reuse a saved parse, is then the same for every build of every home, so a build
+    parses only what changed since the last parse: its home's own, or, for a home that has none yet, the
+    last one saved on this machine (`saved_parse`).
     """
-    command, env = _dbt(home, database.name, logs, project_dir, arguments)
+    command, env = _dbt(home, database, logs, project_dir, arguments)
+    target = logs / "target"
+    _reuse_saved_parse(target, project_dir)
     logger.info("dbt %s in %s", " ".join(arguments), database.parent)
-    return dbt_runner.run(command, env=env, cwd=database.parent, on_event=on_event)
+    done = dbt_runner.run(command, env=env, cwd=database.parent, on_event=on_event)
+    _save_parse(target, project_dir)
+    return done
 
 
-def parse_ahead(home: Home, project_dir: Path = PROJECT_DIR) -> subprocess.Popen[bytes]:
-    """Start dbt parsing the project as the home's next build would, which then reuses the parse.
+@contextmanager
+def parsing_ahead(home: Home, project_dir: Path = PROJECT_DIR) -> Iterator[subprocess.Popen[bytes]]:
+    """dbt parsing the project as the home's next build would, which then reuses the parse: wait for the
+    process before building (it writes the home's dbt target folder); it is killed if still running when
+    the block ends.
 
     Parsing is single-threaded Python (some 10 s): the demo does it on the core its simulator leaves
-    idle. It writes the home's dbt target folder: wait for it before building.
+    idle, for a machine that has no saved parse yet.
     """
     home = Home(home.root.resolve())
-    home.root.mkdir(parents=True, exist_ok=True)
-    command, env = _dbt(home, "work.duckdb", home.root / "dbt", project_dir, ["parse"])
-    return subprocess.Popen(
-        tethered(dbt_runner.command(command)),
-        env=env,
-        cwd=home.root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with private_folder(home) as private:
+        command, env = _dbt(home, private / "work.duckdb", home.root / "dbt", project_dir, ["parse"])
+        target = home.root / "dbt" / "target"
+        _reuse_saved_parse(target, project_dir)
+        process = subprocess.Popen(
+            tethered(dbt_runner.command(command)),
+            env=env,
+            cwd=private,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            yield process
+        finally:
+            process.kill()
+            if process.wait() == 0:
+                _save_parse(target, project_dir)
 
 
 def _dbt(
-    home: Home, database: str, logs: Path, project_dir: Path, arguments: list[str]
+    home: Home, database: Path, logs: Path, project_dir: Path, arguments: list[str]
 ) -> tuple[list[str], dict[str, str]]:
-    """dbt's arguments and environment; `database` is relative to the folder dbt runs in."""
+    """dbt's arguments and environment to run in `database`'s folder (see `run_dbt`)."""
     env = {
         **os.environ,
-        "GPU_LEDGER_BUILD_DB": database,
-        "GPU_LEDGER_LANDED_DB": str(home.raw_db),
+        "GPU_LEDGER_BUILD_DB": database.name,
+        "GPU_LEDGER_LANDED_DB": os.path.relpath(home.raw_db, database.parent),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
     command = [
@@ -249,6 +275,36 @@ def _dbt(
         str(logs.resolve() / "logs"),
     ]
     return command, env
+
+
+PARSE = "partial_parse.msgpack"  # where in its target folder dbt saves the parse it reuses
+
+
+def saved_parse(project_dir: Path) -> Path:
+    """The last parse of the project saved on this machine, for homes without one of their own:
+    `$XDG_CACHE_HOME/gpu-ledger/dbt-parse/<project>.msgpack` (`~/.cache` without XDG_CACHE_HOME).
+    dbt checks a parse before it reuses it (its version, the profile, the vars, every file's checksum)
+    and parses again what does not match, so an old one is only slower, never wrong."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    project = hashlib.sha256(str(project_dir.resolve()).encode()).hexdigest()[:16]
+    return cache / "gpu-ledger" / "dbt-parse" / f"{project}.msgpack"
+
+
+def _reuse_saved_parse(target: Path, project_dir: Path) -> None:
+    saved = saved_parse(project_dir)
+    if not (target / PARSE).exists() and saved.exists():
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(saved, target / PARSE)
+
+
+def _save_parse(target: Path, project_dir: Path) -> None:
+    if not (target / PARSE).exists():
+        return
+    saved = saved_parse(project_dir)
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    staged = saved.with_name(f"{saved.name}.{os.getpid()}-{secrets.token_hex(4)}")
+    shutil.copyfile(target / PARSE, staged)
+    os.replace(staged, saved)  # builds of other homes may read it meanwhile: whole or not at all
 
 
 def fingerprint(landed: duckdb.DuckDBPyConnection, project_dir: Path, arguments: list[str]) -> dict[str, str]:

@@ -1212,20 +1212,19 @@ def demo_command(
 
     dbt parses the project meanwhile, on the core the simulator leaves idle, and the build reuses it.
     """
-    from gpu_ledger.build import parse_ahead
+    from gpu_ledger.build import parsing_ahead
 
     if not no_app and _refuse_busy_port(address, port, "pass --port (make demo PORT=...) or --no-app"):
         return DID_NOT_RUN
     home = _home()
     simulated = home / "simulated"
-    parsing = parse_ahead(Home(home))
-    _log_to_home(home)
+    with parsing_ahead(Home(home)) as parsing:
+        _log_to_home(home)
 
-    def build_once_parsed() -> int:
-        parsing.wait()  # the parse writes the dbt target folder the build reads
-        return _build(home, wait=wait)
+        def build_once_parsed() -> int:
+            parsing.wait()  # the parse writes the dbt target folder the build reads
+            return _build(home, wait=wait)
 
-    try:
         for stage in (
             lambda: _simulate(simulated, gpus, days, interval, seed, start),
             lambda: _ingest(home, [simulated], wait=wait),
@@ -1235,9 +1234,6 @@ def demo_command(
             code = stage()
             if code:
                 return code
-    finally:
-        parsing.kill()  # a demo that stopped before its build has no use for the parse
-        parsing.wait()
     if no_app:
         return OK
     return _app(home, address, port)

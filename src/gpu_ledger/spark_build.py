@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from gpu_ledger.build import (
     PublishRefused,
     built_marts,
     fsync,
+    private_folder,
     remove_dead_builds,
 )
 from gpu_ledger.home import Home
@@ -93,12 +93,8 @@ def build(
         # opening the store finishes or discards what a killed ingest left, before Spark lists the files
         RawStore(home.raw_db).close()
         remove_dead_builds(home)
-        private = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
-        private.mkdir(parents=True)
-        try:
+        with private_folder(home) as private:
             return _build_in(home, private, project_dir, java, dbt_vars, on_event)
-        finally:
-            shutil.rmtree(private, ignore_errors=True)
 
 
 def _build_in(

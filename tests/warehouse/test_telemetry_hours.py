@@ -236,9 +236,11 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     assert not old_days.is_empty() and old_days["inference_server"].str.ends_with("#untouched").all(), (
         "a token day before the newest held was rebuilt"
     )
-    assert not token_days.filter(pl.col("day") >= newest_day)["inference_server"].str.ends_with(
-        "#untouched"
-    ).any(), "the newest day held was not rebuilt"
+    assert (
+        not token_days.filter(pl.col("day") >= newest_day)["inference_server"]
+        .str.ends_with("#untouched")
+        .any()
+    ), "the newest day held was not rebuilt"
     assert token_days["day"].max() == date(2026, 10, 8), "the new day's tokens were not added"
 
     after = _read(
