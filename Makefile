@@ -29,9 +29,11 @@ LINT_ENV := GPU_LEDGER_BUILD_DB=$(CURDIR)/$(LINT_HOME)/work.duckdb GPU_LEDGER_LA
 
 # make test runs pytest on PYTEST_WORKERS processes (pytest-xdist); a module's tests stay on one worker
 # (--dist loadscope), so its fixtures are made once, and the fleets many modules read are made once for the
-# whole run (tests/conftest.py: made_once). The slowest tests are printed at the end.
-PYTEST_WORKERS ?= 2
-PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadscope
+# whole run (tests/conftest.py: made_once). Modules start longest first, as tests/conftest.py orders them
+# (--no-loadscope-reorder keeps that order). Three workers on two cores: much of a test is waiting (on a
+# dbt child, a browser, a Slurm daemon), which a third worker fills. The slowest tests are printed at the end.
+PYTEST_WORKERS ?= 3
+PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder
 SQLFLUFF_PROCESSES ?= 2
 
 .PHONY: setup system-deps focus-validator newest-venv newest-python lint-venv test-tools demo docs test torture \

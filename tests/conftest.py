@@ -20,6 +20,7 @@ from gpu_ledger.simulator.generate import simulate
 from gpu_ledger.simulator.model import SimulationConfig
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
+FOCUS_SAMPLE = "billing/focus1.0_sample_1000rows_aws_azure_oci.csv"  # 1,000 rows of FOCUS 1.0
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,6 +32,19 @@ def pytest_configure(config: pytest.Config) -> None:
         import xdist.remote
 
         main.__file__ = getattr(main, "__file__", xdist.remote.__file__)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest modules first, by their `minutes(n)` mark (the others after them, as collected).
+
+    `make test` hands each worker a whole module in this order (--dist loadscope --no-loadscope-reorder):
+    a long module started last would keep one worker busy after the others have finished."""
+
+    def minutes(item: pytest.Item) -> float:
+        mark = item.get_closest_marker("minutes")
+        return mark.args[0] if mark else 0
+
+    items.sort(key=minutes, reverse=True)  # a stable sort: a module's tests stay together and in order
 
 
 def made_once(tmp_path_factory, worker_id: str, name: str, make: Callable[[Path], None]) -> Path:
@@ -121,6 +135,26 @@ def built_home(tmp_path_factory, worker_id: str) -> Path:
         assert result.success, result.output[-3000:]
 
     return made_once(tmp_path_factory, worker_id, "built-home", make)
+
+
+@pytest.fixture(scope="session")
+def focus_sample_home(samples: Path, tmp_path_factory, worker_id: str) -> Path:
+    """A home with the real FOCUS 1.0 sample (AWS, Azure, OCI; `FOCUS_SAMPLE`) landed alone and built:
+    read it, never change it."""
+    from gpu_ledger.build import build
+    from gpu_ledger.home import Home
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
+
+    def make(root: Path) -> None:
+        home = Home(root)
+        with RawStore(home.raw_db) as store:
+            outcomes = ingest([samples / FOCUS_SAMPLE], store, progress=False)
+        assert [o.status for o in outcomes] == ["loaded"], [o.error for o in outcomes]
+        result = build(home)
+        assert result.success, result.output[-3000:]
+
+    return made_once(tmp_path_factory, worker_id, "focus-sample-home", make)
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ from gpu_ledger.ingest.store import RawStore
 from tests.terminal import at_terminal
 from tests.terminal import gpu_ledger as cli
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(8)]
 
 ARGUMENTS = ["build", "--exclude-resource-type", "unit_test"]
 SUMMARY = r"dbt build in (?:\d+ min )?\d+ s: "  # how long dbt took, then what it built and tested

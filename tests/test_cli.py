@@ -19,6 +19,8 @@ from gpu_ledger.cli import home_dir, main
 from gpu_ledger.simulator.fleet import minimum_gpus
 from tests.terminal import REPO, gpu_ledger
 
+pytestmark = pytest.mark.minutes(2)
+
 CONTRACT_COMMANDS = (
     "demo",
     "simulate",

@@ -18,7 +18,7 @@ from gpu_ledger.build import PROJECT_DIR, run_dbt
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.store import RawStore
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(2)]
 
 
 def unit_test_problems(project_dir: Path, folder: Path) -> tuple[list[str], int]:

@@ -9,7 +9,7 @@ import pytest
 
 from gpu_ledger.cli import main
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(2)]
 
 
 def test_the_demo_builds_its_fleet_and_the_build_reuses_the_parse_made_meanwhile(tmp_path: Path, capsys):

@@ -15,6 +15,8 @@ from gpu_ledger.app.filters import money, number
 from gpu_ledger.app_server import APP
 from gpu_ledger.warehouse import query
 
+pytestmark = pytest.mark.minutes(3)
+
 PAGES = sorted(path.stem for path in (APP.parent / "views").glob("*.py"))  # one per st.Page
 
 

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
+
+pytestmark = pytest.mark.minutes(2)
 
 GPU = {
     "__name__": "DCGM_FI_DEV_POWER_USAGE",

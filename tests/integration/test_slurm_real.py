@@ -28,6 +28,8 @@ import pytest
 
 from tests.integration.slurm_cluster import SlurmCluster, parse_parsable2, skip_reason
 
+pytestmark = pytest.mark.minutes(2)
+
 SKIP = skip_reason()
 SAVED_CAPTURE = Path(__file__).with_name("sacct_slurm-22.05_matrix.txt")
 """One run's headered capture, kept so machines without Slurm still test the loader on real text."""

@@ -29,7 +29,7 @@ from tests.reliability.processes import (
     wait_for,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(2)]
 
 # seconds after a build starts at which another writer (or status, which opens the landed store
 # read-write) tries the same home

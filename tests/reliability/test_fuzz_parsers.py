@@ -30,6 +30,8 @@ from gpu_ledger.simulator.model import SimulationConfig
 from tests.conftest import SAMPLES
 from tests.reliability.test_bad_input import GOOD
 
+pytestmark = pytest.mark.minutes(2)
+
 TORTURE = os.environ.get("GPU_LEDGER_TORTURE", "") not in ("", "0")
 EXAMPLES = 10_000 if TORTURE else 200
 FUZZ = settings(

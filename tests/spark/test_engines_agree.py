@@ -29,7 +29,7 @@ from gpu_ledger.simulator.fleet import minimum_gpus
 from gpu_ledger.simulator.generate import simulate
 from gpu_ledger.simulator.model import SimulationConfig
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(8)]
 
 CENT = Decimal("0.01")
 SECOND = timedelta(seconds=1)

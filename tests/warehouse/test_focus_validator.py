@@ -24,11 +24,10 @@ import pytest
 
 from gpu_ledger.export import export_focus
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(3)]
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR_VENV = ROOT / ".venv-focus"
-REAL_FOCUS_SAMPLE = "billing/focus1.0_sample_1000rows_aws_azure_oci.csv"
 
 
 @pytest.fixture(scope="module")
@@ -119,22 +118,12 @@ def test_validator_accepts_the_simulated_fleet_export(
 
 
 def test_validator_accepts_the_export_of_the_real_focus_sample(
-    validator_package: Path, samples: Path, tmp_path_factory
+    validator_package: Path, focus_sample_home: Path, tmp_path: Path
 ):
-    from gpu_ledger.build import build
     from gpu_ledger.home import Home
-    from gpu_ledger.ingest.runner import ingest
-    from gpu_ledger.ingest.store import RawStore
 
-    home = Home(tmp_path_factory.mktemp("focus_sample_home"))
-    with RawStore(home.raw_db) as store:
-        outcomes = ingest([samples / REAL_FOCUS_SAMPLE], store, progress=False)
-    assert [o.status for o in outcomes] == ["loaded"], [o.error for o in outcomes]
-    result = build(home)
-    assert result.success, result.output[-3000:]
-    out = tmp_path_factory.mktemp("focus_sample_export")
-    assert export_focus(home.warehouse, out / "focus.csv") == 1000
-    assert_conformant(validator_package, out / "focus.csv", out / "validator")
+    assert export_focus(Home(focus_sample_home).warehouse, tmp_path / "focus.csv") == 1000
+    assert_conformant(validator_package, tmp_path / "focus.csv", tmp_path / "validator")
 
 
 def test_validator_report_catches_a_broken_export(validator_package: Path, warehouse: Path, tmp_path: Path):

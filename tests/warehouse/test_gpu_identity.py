@@ -21,8 +21,9 @@ from gpu_ledger.build import build
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
 from gpu_ledger.ingest.store import RawStore
+from tests.conftest import FOCUS_SAMPLE
 
-FOCUS_SAMPLE = "billing/focus1.0_sample_1000rows_aws_azure_oci.csv"
+pytestmark = pytest.mark.minutes(2)
 
 
 def _build_home(root: Path, *inputs: Path) -> Path:
@@ -45,10 +46,8 @@ def _rows(warehouse: Path, sql: str) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def focus_sample_warehouse(samples: Path, tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("focus_sample")
-    (folder / "focus.csv").write_bytes((samples / FOCUS_SAMPLE).read_bytes())
-    return _build_home(tmp_path_factory.mktemp("focus_sample_home"), folder)
+def focus_sample_warehouse(focus_sample_home: Path) -> Path:
+    return Home(focus_sample_home).warehouse
 
 
 def test_real_focus_sample_g3_cost_is_m60_gpu_cost(samples: Path, focus_sample_warehouse: Path):

@@ -21,6 +21,8 @@ from polars.testing import assert_frame_equal
 from gpu_ledger.simulator.generate import INPUT_FOLDERS, build_fleet
 from gpu_ledger.simulator.model import SimulationConfig
 
+pytestmark = pytest.mark.minutes(4)
+
 REL = 1e-9
 # the ground truth CSV keeps 9 decimals; a per-row comparison allows that rounding
 ROW_ABS = 2e-9
