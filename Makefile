@@ -30,9 +30,8 @@ LINT_ENV := GPU_LEDGER_BUILD_DB=$(CURDIR)/$(LINT_HOME)/work.duckdb GPU_LEDGER_LA
 # make test runs pytest on PYTEST_WORKERS processes (pytest-xdist); a module's tests stay on one worker
 # (--dist loadscope), so its fixtures are made once, and the fleets many modules read are made once for the
 # whole run (tests/conftest.py: made_once). Modules start longest first, as tests/conftest.py orders them
-# (--no-loadscope-reorder keeps that order). Three workers on two cores: much of a test is waiting (on a
-# dbt child, a browser, a Slurm daemon), which a third worker fills. The slowest tests are printed at the end.
-PYTEST_WORKERS ?= 3
+# (--no-loadscope-reorder keeps that order). The slowest tests are printed at the end.
+PYTEST_WORKERS ?= 2
 PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder
 SQLFLUFF_PROCESSES ?= 2
 

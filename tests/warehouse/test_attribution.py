@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -104,10 +105,15 @@ def test_spot_interruptions_carry_the_cost_of_the_attempts_they_killed(con, sim:
     assert killed[1] == pytest.approx(truth["cost"].sum(), abs=0.01)
 
 
-def test_status_reports_the_reconciliation(warehouse: Path):
+def test_status_reports_the_reconciliation(warehouse: Path, tmp_path: Path):
+    # on a copy: status opens the landed store read-write, which other workers' tests read meanwhile
+    home = tmp_path / "home"
+    shutil.copytree(warehouse.parent / "landed", home / "landed")
+    for name in ("landed.duckdb", warehouse.name):
+        shutil.copyfile(warehouse.parent / name, home / name)
     # a child process: this module holds the warehouse open with another DuckDB configuration
     done = subprocess.run(
-        [sys.executable, "-m", "gpu_ledger.cli", "status", "--home", str(warehouse.parent)],
+        [sys.executable, "-m", "gpu_ledger.cli", "status", "--home", str(home)],
         capture_output=True,
         text=True,
         check=True,

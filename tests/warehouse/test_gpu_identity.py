@@ -17,29 +17,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.build import build
 from gpu_ledger.home import Home
-from gpu_ledger.ingest.runner import ingest
-from gpu_ledger.ingest.store import RawStore
 from tests.conftest import FOCUS_SAMPLE
+from tests.warehouse.homes import built_warehouse, query
 
 pytestmark = pytest.mark.minutes(2)
-
-
-def _build_home(root: Path, *inputs: Path) -> Path:
-    home = Home(root)
-    with RawStore(home.raw_db) as store:
-        outcomes = ingest(list(inputs), store, progress=False)
-    rejected = [o.error for o in outcomes if o.status == "rejected"]
-    assert not rejected, rejected
-    result = build(home)
-    assert result.success, result.output[-3000:]
-    return home.warehouse
-
-
-def _rows(warehouse: Path, sql: str) -> list[tuple]:
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        return con.sql(sql).fetchall()
 
 
 # --------------------------------------------------------------------------- the real FOCUS sample
@@ -55,7 +37,7 @@ def test_real_focus_sample_g3_cost_is_m60_gpu_cost(samples: Path, focus_sample_w
         g3 = [r for r in csv.DictReader(f) if "g3.4xlarge" in r["ChargeDescription"]]
     assert len(g3) == 2
     billed = sum(Decimal(r["EffectiveCost"]) for r in g3)
-    rows = _rows(
+    rows = query(
         focus_sample_warehouse,
         """select g.gpu_model, g.gpu_identity_source, bool_and(not h.is_monitored),
                   bool_or(g.is_unknown_accelerator), count(distinct g.instance_id), sum(h.effective_cost)
@@ -63,7 +45,7 @@ def test_real_focus_sample_g3_cost_is_m60_gpu_cost(samples: Path, focus_sample_w
            where g.instance_type = 'g3.4xlarge' group by all""",
     )
     assert rows == [("M60", "catalogue", True, False, len({r["ResourceId"] for r in g3}), billed)]
-    focus = _rows(
+    focus = query(
         focus_sample_warehouse,
         "select distinct x_GpuModel, x_GpuCount, x_IsGpuInstance from marts.fct_billing_focus "
         "where x_InstanceType = 'g3.4xlarge'",
@@ -72,14 +54,14 @@ def test_real_focus_sample_g3_cost_is_m60_gpu_cost(samples: Path, focus_sample_w
 
 
 def test_real_focus_sample_reconciles_every_gpu_dollar(focus_sample_warehouse: Path):
-    rows = _rows(
+    rows = query(
         focus_sample_warehouse,
         """select provider, billed_gpu_cost, gpu_hours_cost, billing_vs_gpu_hours_difference
            from marts.fct_cost_reconciliation""",
     )
     assert [r[0] for r in rows] == ["aws"]
     assert rows[0][1] == rows[0][2] > 0 and rows[0][3] == 0
-    assert _rows(focus_sample_warehouse, "select count(*) from marts.fct_unknown_accelerators") == [(0,)]
+    assert query(focus_sample_warehouse, "select count(*) from marts.fct_unknown_accelerators") == [(0,)]
 
 
 # --------------------------------------------------------------------------- hand-made provider rows
@@ -235,11 +217,11 @@ def handmade_warehouse(tmp_path_factory) -> Path:
         gcp("Nvidia Zeta GPU running in Americas", 3600 * 8, 80.0, None),
     ]
     (folder / "gcp_billing.jsonl").write_text("".join(json.dumps(r) + "\n" for r in gcp_rows))
-    return _build_home(tmp_path_factory.mktemp("handmade_home"), folder)
+    return built_warehouse(tmp_path_factory.mktemp("handmade_home"), folder)
 
 
 def test_unknown_accelerators_land_flagged_in_the_bill(handmade_warehouse: Path):
-    rows = _rows(
+    rows = query(
         handmade_warehouse,
         """select x_InstanceId, bool_and(x_IsGpuInstance), max(x_GpuCount), max(x_GpuModel)
            from marts.fct_billing_focus where x_InstanceId is not null group by all order by 1""",
@@ -254,7 +236,7 @@ def test_unknown_accelerators_land_flagged_in_the_bill(handmade_warehouse: Path)
 
 
 def test_unknown_accelerators_keep_their_cost_in_gpu_hours(handmade_warehouse: Path):
-    rows = _rows(
+    rows = query(
         handmade_warehouse,
         """select h.instance_id, h.provider, count(distinct gpu_id), sum(h.effective_cost),
                   bool_and(not h.is_monitored), bool_and(h.is_unknown_accelerator), max(g.gpu_identity_source)
@@ -270,7 +252,7 @@ def test_unknown_accelerators_keep_their_cost_in_gpu_hours(handmade_warehouse: P
 
 
 def test_unknown_accelerators_show_in_data_health(handmade_warehouse: Path):
-    rows = _rows(
+    rows = query(
         handmade_warehouse,
         """select provider, instance_type, gpu_model, gap, instances, gpus, effective_cost
            from marts.fct_unknown_accelerators order by provider, instance_type""",
@@ -290,7 +272,7 @@ def test_unknown_accelerators_show_in_data_health(handmade_warehouse: Path):
 
 
 def test_every_dollar_of_the_handmade_bills_reconciles(handmade_warehouse: Path):
-    rows = _rows(
+    rows = query(
         handmade_warehouse,
         """select provider, sum(billed_gpu_cost), sum(gpu_hours_cost),
                   max(abs(billing_vs_gpu_hours_difference) + abs(gpu_hours_vs_consumers_difference))
@@ -317,13 +299,13 @@ def test_simulated_uncatalogued_accelerator_keeps_its_cost(sim: Path, warehouse:
                 where is_unknown_accelerator group by all order by 1"""
         ).fetchall()
     assert truth, "the simulated fleet has no uncatalogued accelerator"
-    got = _rows(
+    got = query(
         warehouse,
         """select instance_id, count(*), round(sum(effective_cost), 2)::double from marts.fct_gpu_hours
            where is_unknown_accelerator and not is_monitored group by all order by 1""",
     )
     assert got == truth
-    gaps = _rows(
+    gaps = query(
         warehouse,
         "select instance_type, gap, instances, effective_cost::double from marts.fct_unknown_accelerators",
     )

@@ -4,7 +4,8 @@
     latest it reported): the Kubernetes node of that name (int_inventory__machines; the node seen
     closest in time to the GPU's own life, as node names are reused) gives the cloud instance, else the
     on-prem asset of that short host name; Slurm's hosts give the Slurm cluster. Its model: DCGM's
-    model name through seed gpu_models (identity telemetry), else the machine's.
+    model name, a vGPU's its parent's (int_inventory__dcgm_models; identity telemetry), else the
+    machine's.
 #}
 with telemetry_hours as (
     select * from {{ ref('int_telemetry__gpu_hours') }}
@@ -23,8 +24,8 @@ slurm_hosts as (
     select * from {{ ref('int_inventory__slurm_hosts') }}
 ),
 
-gpu_models as (
-    select * from {{ ref('gpu_models') }}
+dcgm_models as (
+    select * from {{ ref('int_inventory__dcgm_models') }}
 ),
 
 cloud_machines as (
@@ -159,10 +160,8 @@ final as (
             and monitored_gpus.short_host_key = onprem_machines.short_host_key
     left join slurm_hosts
         on monitored_gpus.short_host_key = slurm_hosts.short_host_key
-    left join gpu_models as dcgm_models
-        on
-            lower(replace(monitored_gpus.dcgm_model_name, '-', ' '))
-            = lower(replace(dcgm_models.dcgm_model_name, '-', ' '))
+    left join dcgm_models
+        on monitored_gpus.dcgm_model_name = dcgm_models.model_name
 )
 
 select * from final

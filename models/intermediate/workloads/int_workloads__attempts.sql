@@ -6,7 +6,8 @@
     environment hint), where they ran (hosts, a pod's node: int_workloads__pod_nodes) and on what: the
     capacity type (a pod's node's; Slurm owned; a generic row's own) and the GPU model (a pod's node's
     instance type in the catalogue, else its GPU product, else what DCGM reports on its host; Slurm:
-    DCGM on its first host, else its typed gres).
+    DCGM on its first host, else its typed gres) and which MIG slice (a pod's MIG resource, a Slurm
+    job's typed GRES).
 #}
 with slurm as (
     select * from {{ ref('int_workloads__slurm_attempts') }}
@@ -32,6 +33,10 @@ gpu_models as (
     select * from {{ ref('gpu_models') }}
 ),
 
+dcgm_models as (
+    select * from {{ ref('int_inventory__dcgm_models') }}
+),
+
 instance_catalogue as (
     select * from {{ ref('gpu_instance_catalogue') }}
 ),
@@ -39,10 +44,10 @@ instance_catalogue as (
 host_gpu_models as (
     select
         dcgm_series.hostname,
-        min(gpu_models.gpu_model) as gpu_model
+        min(dcgm_models.gpu_model) as gpu_model
     from dcgm_series
-    inner join gpu_models
-        on dcgm_series.model_name = gpu_models.dcgm_model_name
+    inner join dcgm_models
+        on dcgm_series.model_name = dcgm_models.model_name
     where dcgm_series.hostname is not null
     group by 1
 ),
@@ -141,7 +146,7 @@ slurm_jobs as (
         slurm.partition as environment_hint,
         'owned' as capacity_type,
         coalesce(host_gpu_models.gpu_model, slurm.gres_gpu_model) as gpu_model,
-        cast(null as string) as mig_profile,
+        slurm.mig_profile,
         slurm.state,
         slurm.end_reason,
         slurm.gpus_allocated,

@@ -6,7 +6,8 @@
     same submission shows up started. Attempts of one job id (`--duplicates` after a requeue) are
     numbered by start time; every attempt but the last ended 'interrupted'.
     gres_gpu_model: the catalogue model a typed GRES (`gres/gpu:a100=16`) names, for jobs on nodes no
-    telemetry describes (rule in _int_workloads__models.yml).
+    telemetry describes (rule in _int_workloads__models.yml); mig_profile: the MIG slice a typed GRES
+    holds (`gres/gpu:a100_3g.20gb=1` -> 3g.20gb), which charges the job its share of the GPU.
 #}
 with sacct as (
     select * from {{ ref('stg_slurm__sacct') }}
@@ -14,6 +15,10 @@ with sacct as (
 
 gpu_models as (
     select * from {{ ref('gpu_models') }}
+),
+
+mig_profiles as (
+    select * from {{ ref('mig_profiles') }}
 ),
 
 steps as (
@@ -88,13 +93,15 @@ without_superseded_pending as (
 
 -- GRES type names as admins write them in gres.conf (a100, a100_80, h100) or as AutoDetect=nvml
 -- derives them from the device name (nvidia_a100-sxm4-80gb), a MIG slice's profile suffix removed
+-- and kept apart (a100_3g.20gb: a100, 3g.20gb)
 gres_types as (
     select
         gpu_type,
         {{ regexp_group(
             "replace(replace(lower(gpu_type), '_', '-'), ' ', '-')",
-            '^(?:nvidia-|tesla-)?(.+?)(?:-[0-9]+g[.][0-9]+gb)?$'
-        ) }} as type_key
+            '^(?:nvidia-|tesla-)?(.+?)(?:-[0-9]+g[.][0-9]+gb(?:[+]me)?)?$'
+        ) }} as type_key,
+        {{ regexp_group('lower(gpu_type)', '(?:^|[_ -])([0-9]+g[.][0-9]+gb(?:[+]me)?)$') }} as mig_profile
     from (
         select distinct gpu_type from allocations
         where gpu_type is not null
@@ -106,6 +113,7 @@ gres_hints as (
     select
         gpu_type,
         type_key,
+        mig_profile,
         {{ regexp_group('type_key', '^([a-z]+[0-9]+[a-z]*)') }} as family,
         {{ regexp_int('type_key', '-([0-9]+)(?:gb?)?(?:-|$)') }} as memory_gb_hint,
         case when type_key like '%pcie%' then 'pcie' when type_key like '%sxm%' then 'sxm' end as form_hint
@@ -123,8 +131,9 @@ catalogue_keys as (
 ),
 
 -- the catalogue model a GRES type names: its exact model or device name, else the one model of its
--- family that fits the memory and form factor the name gives; a bare family name (a100) is the
--- family's smallest-memory, non-PCIe model, the variant sites leave unsuffixed (a100 vs a100_80)
+-- family that fits the memory and form factor the name gives and has the MIG profile it names (a100
+-- with 3g.40gb is an 80 GB A100); a bare family name (a100) is the family's smallest-memory, non-PCIe
+-- model, the variant sites leave unsuffixed (a100 vs a100_80)
 gres_models as (
     select
         gpu_type,
@@ -141,6 +150,7 @@ gres_models as (
                             then 0
                         else 1
                     end,
+                    case when model_profiles.gpu_model is not null then 0 else 1 end,
                     catalogue_keys.memory_gb asc,
                     case when catalogue_keys.model_key like '%pcie%' then 1 else 0 end,
                     catalogue_keys.gpu_model asc
@@ -157,6 +167,10 @@ gres_models as (
                         or catalogue_keys.model_key like '%' || gres_hints.form_hint || '%'
                     )
                 )
+        left join mig_profiles as model_profiles
+            on
+                catalogue_keys.gpu_model = model_profiles.gpu_model
+                and replace(gres_hints.mig_profile, '+me', '') = model_profiles.profile
     ) as ranked
     where model_rank = 1
 ),
@@ -219,6 +233,7 @@ final as (
             as gpus_allocated,
         numbered.gpu_type,
         gres_models.gpu_model as gres_gpu_model,
+        gres_types.mig_profile,
         cast(numbered.node_count as integer) as node_count,
         coalesce(numbered.node_names, {{ empty_string_list() }}) as hostnames,
         -- timestamps
@@ -230,6 +245,8 @@ final as (
         on
             numbered.cluster_name = steps.cluster
             and numbered.expanded_job_id = steps.allocation_job_id
+    left join gres_types
+        on numbered.gpu_type = gres_types.gpu_type
     left join gres_models
         on numbered.gpu_type = gres_models.gpu_type
 )

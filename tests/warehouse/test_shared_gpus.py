@@ -1,0 +1,133 @@
+"""Shared GPUs (issue 30): a job holding part of a GPU is charged that part, the rest is idle.
+
+A Slurm job holding a MIG slice says so in its typed GRES (`gres/gpu:a100_3g.20gb=1,gres/gpu=1`, as
+real `sacct -P` prints it): it is charged the slice's compute slices over the GPU's (3/7 of an
+A100-hour), never the whole GPU. The real file of such a job (../shared/real-world, skipped when
+absent) lands with its slice and its GPU model. A vGPU guest's GPU (`GRID A100-10C`, 10 GB of a 40 GB
+A100) is an A100, not an unknown accelerator.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES
+from tests.warehouse.homes import built_warehouse, query
+
+pytestmark = pytest.mark.slow
+
+REAL_WORLD = SAMPLES.parent / "real-world"
+REAL_MIG_SACCT = REAL_WORLD / "set2" / "slurm-mail-issue-142" / "sacct_P_fields_JobID_AllocTRES.txt"
+REAL_VGPU_SCRAPE = (
+    REAL_WORLD / "set2" / "cncf-k8s-ai-conformance" / "vks_grid-a100-10c_vgpu_dcgm-exporter_metrics.prom"
+)
+
+HOST = "gpu-a1"
+ON_HOST = f"select gpu_id from marts.dim_gpus where host = '{HOST}'"
+# two jobs share the one A100 of HOST for the same two hours: a 3g.20gb slice and a 1g.5gb slice
+SACCT = f"""\
+Cluster|JobID|JobIDRaw|User|Account|State|Submit|Start|End|NodeList|AllocTRES
+hpc|900|900|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|billing=9,cpu=9,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=60G,node=1
+hpc|900.batch|900.batch||bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|cpu=9,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=60G,node=1
+hpc|901|901|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|billing=3,cpu=3,gres/gpu:a100_1g.5gb=1,gres/gpu=1,mem=20G,node=1
+"""
+START = datetime(2026, 10, 1, tzinfo=UTC)
+# DCGM on the host (a Prometheus query_range answer): the A100 busy at 50 % every 5 minutes of the two hours
+DCGM = {
+    "status": "success",
+    "data": {
+        "resultType": "matrix",
+        "result": [
+            {
+                "metric": {
+                    "__name__": "DCGM_FI_DEV_GPU_UTIL",
+                    "gpu": "0",
+                    "UUID": "GPU-5a1e0000-0000-4000-8000-00000000a100",
+                    "modelName": "NVIDIA A100-SXM4-40GB",
+                    "Hostname": HOST,
+                },
+                "values": [[(START + timedelta(minutes=m)).timestamp(), "50"] for m in range(0, 120, 5)],
+            }
+        ],
+    },
+}
+ASSETS = f"""\
+asset_id,hostname,cluster,site,vendor_model,gpu_model,gpu_count,purchase_price,purchase_date,depreciation_months,facility_cost_per_month,staff_cost_per_month,pue,electricity_price_per_kwh,currency
+a-1,{HOST},hpc,dc1,DGX A100,A100-SXM4-40GB,1,36000,2026-01-01,36,300,200,1.2,0.1,USD
+"""
+
+
+@pytest.fixture(scope="module")
+def shared_warehouse(tmp_path_factory) -> Path:
+    """The hand-made MIG jobs on their costed A100."""
+    folder = tmp_path_factory.mktemp("shared_gpus")
+    (folder / "sacct.txt").write_text(SACCT)
+    (folder / "assets.csv").write_text(ASSETS)
+    (folder / "dcgm.json").write_text(json.dumps(DCGM))
+    return built_warehouse(tmp_path_factory.mktemp("shared_gpus_home"), folder)
+
+
+@pytest.fixture(scope="module")
+def real_world_warehouse(tmp_path_factory) -> Path:
+    """The real sacct of a MIG job and the real scrape of a vGPU guest, in a home of their own (the
+    scrape's one sample sets the observation window)."""
+    real = [path for path in (REAL_MIG_SACCT, REAL_VGPU_SCRAPE) if path.is_file()]
+    if not real:
+        pytest.skip(f"real-world files not found under {REAL_WORLD}")
+    return built_warehouse(tmp_path_factory.mktemp("real_world_home"), *real)
+
+
+def test_a_slurm_mig_slice_is_charged_its_share_of_the_gpu_and_the_rest_is_idle(shared_warehouse: Path):
+    rows = query(
+        shared_warehouse,
+        f"""select consumer, sum(share * allocated_seconds) / 7200, sum(cost)
+            from marts.fct_gpu_hour_allocations where gpu_id in ({ON_HOST}) group by all order by 1""",
+    )
+    held = {consumer: round(share, 9) for consumer, share, _ in rows if consumer != "idle"}
+    assert held == {"slurm:hpc:900": round(3 / 7, 9), "slurm:hpc:901": round(1 / 7, 9)}
+    costs = {consumer: cost for consumer, _, cost in rows}
+    ((gpu_cost,),) = query(
+        shared_warehouse, f"select sum(effective_cost) from marts.fct_gpu_hours where gpu_id in ({ON_HOST})"
+    )
+    assert gpu_cost > 0
+    assert abs(sum(costs.values()) - gpu_cost) < Decimal("0.01")  # every dollar of the GPU-hours, once
+    for consumer, slices in (("slurm:hpc:900", 3), ("slurm:hpc:901", 1), ("idle", 3)):
+        assert abs(costs[consumer] - gpu_cost * slices / 7) <= Decimal("0.01"), consumer
+
+
+def test_a_slurm_mig_job_says_which_slice_it_held(shared_warehouse: Path):
+    rows = query(
+        shared_warehouse,
+        "select job_id, mig_profile, gpu_model from marts.dim_jobs where scheduler = 'slurm' order by 1",
+    )
+    held = {job_id: (profile, model) for job_id, profile, model in rows}
+    assert held["900"] == ("3g.20gb", "A100-SXM4-40GB")
+    assert held["901"] == ("1g.5gb", "A100-SXM4-40GB")
+
+
+def test_the_real_sacct_of_a_mig_job_lands_with_its_slice(real_world_warehouse: Path):
+    if not REAL_MIG_SACCT.is_file():
+        pytest.skip(f"real-world file not found at {REAL_MIG_SACCT}")
+    rows = query(
+        real_world_warehouse,
+        "select job_id, mig_profile, gpu_model from marts.dim_jobs where job_id in ('8117657', '8117678')",
+    )
+    assert sorted(rows) == [("8117657", "3g.20gb", "A100-SXM4-40GB"), ("8117678", None, "H100-SXM5-80GB")]
+
+
+def test_a_vgpu_guests_gpu_is_its_parents_model(real_world_warehouse: Path):
+    if not REAL_VGPU_SCRAPE.is_file():
+        pytest.skip(f"real-world file not found at {REAL_VGPU_SCRAPE}")
+    rows = query(
+        real_world_warehouse,
+        """select gpu_model, gpu_identity_source, is_unknown_accelerator from marts.dim_gpus
+           where gpu_uuid = 'GPU-44d2411e-1604-478f-aa96-5a3c00000000'""",
+    )
+    assert rows == [("A100-SXM4-40GB", "telemetry", False)]
+    unknown = query(real_world_warehouse, "select count(*) from marts.fct_unknown_accelerators")
+    assert unknown == [(0,)]
