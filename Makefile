@@ -36,7 +36,7 @@ PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadscope --no-loadscope-reorder
 SQLFLUFF_PROCESSES ?= 2
 
 .PHONY: setup system-deps focus-validator newest-venv newest-python lint-venv test-tools demo docs test torture \
-	lint benchmark clean
+	lint lint-python lint-sql benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -108,11 +108,16 @@ $(LINT_STAMP):
 
 lint-venv: $(LINT_STAMP)
 
-# ruff; the FOCUS columns generated from src/gpu_ledger/focus_columns.yml are current; sqlfluff over the models
-# (.sqlfluff, .sqlfluffignore); dbt-bouncer's project rules (dbt-bouncer.yml) over the manifest
-lint: setup lint-venv
+# ruff; the FOCUS columns generated from src/gpu_ledger/focus_columns.yml are current (lint-python, in the
+# project's venv); sqlfluff over the models (.sqlfluff, .sqlfluffignore) and dbt-bouncer's project rules
+# (dbt-bouncer.yml) over the manifest (lint-sql, in the lint venv: it starts while the project's installs)
+lint: lint-python lint-sql
+
+lint-python: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m gpu_ledger.focus_codegen --check
+
+lint-sql: lint-venv
 	rm -rf $(LINT_HOME) && mkdir -p $(LINT_HOME)
 	$(LINT_VENV)/bin/python -c "import duckdb; duckdb.connect('$(LINT_HOME)/landed.duckdb').close()"
 	$(LINT_ENV) $(LINT_VENV)/bin/dbt parse --quiet --project-dir . --profiles-dir . --target-path target
@@ -120,9 +125,10 @@ lint: setup lint-venv
 	$(LINT_VENV)/bin/dbt-bouncer run --config-file dbt-bouncer.yml
 
 # Everything the tests need, made side by side (installs mostly wait on the package registries), and lint,
-# which starts as soon as its two venvs are there
+# each half as soon as its venv is there
 test-tools:
-	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint system-deps focus-validator newest-venv
+	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint-python lint-sql system-deps focus-validator \
+		newest-venv
 
 test: test-tools
 	$(BIN)/pytest $(PYTEST_ARGS) --durations=15

@@ -27,6 +27,7 @@ from gpu_ledger.build import (
     fingerprint,
     parsing_ahead,
     publish,
+    saved_docs,
     saved_parse,
 )
 from gpu_ledger.cli import main
@@ -118,7 +119,7 @@ def test_a_reader_of_the_published_warehouse_does_not_block_a_build(home_copy: P
         assert reader.sql("select count(*) from reference.gpu_models").fetchall()[0][0] > 0
 
 
-def test_a_new_relative_home_builds_on_the_parse_saved_by_another_homes_build(
+def test_a_new_relative_home_builds_on_the_parse_and_docs_saved_by_another_homes_build(
     built_home: Path, tmp_path: Path, monkeypatch
 ):
     """`make demo` uses the default ./.gpu-ledger: a relative home must work as well as an absolute one.
@@ -131,6 +132,13 @@ def test_a_new_relative_home_builds_on_the_parse_saved_by_another_homes_build(
     assert result.success, result.output[-2000:]
     assert (tmp_path / ".gpu-ledger" / "warehouse.duckdb").exists()
     assert "Unable to do partial parsing" not in result.output, "the new home parsed the project afresh"
+    # and its docs site is the one the other home's build saved: no dbt docs generate of its own
+    assert (
+        saved_docs((Path(".gpu-ledger") / "docs.html.project").read_text()).read_bytes()
+        == (Path(".gpu-ledger") / "docs.html").read_bytes()
+    )
+    log = (Path(".gpu-ledger") / "dbt" / "logs" / "dbt.log").read_text()
+    assert "'invocation_command': 'dbt build" in log and "'invocation_command': 'dbt docs" not in log
 
 
 def test_a_build_with_nothing_new_does_nothing_and_says_so(tmp_path: Path, monkeypatch, capsys):
@@ -160,13 +168,16 @@ def test_a_build_with_nothing_new_does_nothing_and_says_so(tmp_path: Path, monke
     assert home.warehouse.read_bytes() == published
     assert (home.root / "dbt" / "target" / "run_results.json").stat().st_mtime_ns == run_results, "dbt ran"
 
-    # an edited model is new: the build runs and publishes, and then nothing is new again
+    # an edited model is new (a selected build of it, as one checks a change, costs seconds, not a build):
+    # the build runs and publishes, and then nothing is new again
+    selected = functools.partial(build, home, project_dir=project, select=["dim_gpus"])
+    assert selected().unchanged_since is None and selected().unchanged_since is not None
     model = project / "models" / "marts" / "infrastructure_cost" / "dim_gpus.sql"
     model.write_text(model.read_text() + "\n-- edited\n")
-    first = build(home, project_dir=project)
+    first = selected()
     assert first.success and first.unchanged_since is None, first.output[-2000:]
     assert "Unable to do partial parsing" not in first.output, "a build in a folder of its own parsed afresh"
-    assert build(home, project_dir=project).unchanged_since is not None
+    assert selected().unchanged_since is not None
     # a full refresh always builds
     assert build(home, project_dir=project, full_refresh=True).unchanged_since is None
 

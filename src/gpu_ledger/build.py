@@ -124,7 +124,7 @@ def build(
             result = _build_in(home, private, project_dir, arguments, full_refresh, on_event)
             if result.success:
                 _record(home, inputs)
-                write_docs(home, private, project_dir, inputs["project"])
+                write_docs(home, private, project_dir, _docs_digest(inputs))
         return result
 
 
@@ -173,28 +173,42 @@ def _build_in(
 DOCS = "docs.html"
 
 
-def write_docs(home: Home, private: Path, project_dir: Path, project_digest: str) -> Path | None:
+def write_docs(home: Home, private: Path, project_dir: Path, digest: str) -> Path | None:
     """The dbt docs site of the project, as one static HTML file `<home>/docs.html` (the app's SQL page
-    links it): `dbt docs generate --static` from the parse the build saved, run in the build's `private`
-    folder, without compiling or querying the catalog (every column's type is in the models' YAML). The
-    site describes the project, not the data, so it is written again only when the project's files
-    changed (`project_digest`, the fingerprint's). A failure is logged and never fails the build."""
+    links it). The site describes the project, not the data: it is written again only when the project's
+    files or dbt's version changed (`digest`, see `_docs_digest`), and a home that has none takes the
+    site another home's build saved on this machine for the same digest (`saved_docs`). Otherwise it is
+    `dbt docs generate --static` from the parse the build saved, run in the build's `private` folder,
+    without compiling or querying the catalog (every column's type is in the models' YAML). A failure
+    is logged and never fails the build."""
     page, stamp = home.root / DOCS, home.root / f"{DOCS}.project"
-    if page.exists() and stamp.exists() and stamp.read_text() == project_digest:
+    if page.exists() and stamp.exists() and stamp.read_text() == digest:
         return page
-    target = home.root / "dbt" / "target"
-    command, env = _dbt(home, private / "work.duckdb", home.root / "dbt", project_dir, ["docs", "generate"])
-    command += ["--static", "--no-compile", "--empty-catalog"]
-    done = dbt_runner.run(command, env=env, cwd=private)
-    generated = target / "static_index.html"
-    if done.returncode != 0 or not generated.exists():
-        logger.warning(
-            "dbt docs generate failed (the build is published): %s", (done.stdout + done.stderr)[-2000:]
-        )
-        return None
-    os.replace(generated, page)
-    stamp.write_text(project_digest)
+    saved = saved_docs(digest)
+    if not saved.exists():
+        arguments = ["docs", "generate", "--static", "--no-compile", "--empty-catalog"]
+        command, env = _dbt(home, private / "work.duckdb", home.root / "dbt", project_dir, arguments)
+        done = dbt_runner.run(command, env=env, cwd=private)
+        generated = home.root / "dbt" / "target" / "static_index.html"
+        if done.returncode != 0 or not generated.exists():
+            logger.warning(
+                "dbt docs generate failed (the build is published): %s", (done.stdout + done.stderr)[-2000:]
+            )
+            return None
+        _replace_atomically(generated, saved)
+    _replace_atomically(saved, page)
+    stamp.write_text(digest)
     return page
+
+
+def _docs_digest(inputs: dict[str, str]) -> str:
+    """What the docs site is made from: the project's files and the versions that render them."""
+    return hashlib.sha256(f"{inputs['project']}\0{inputs['versions']}".encode()).hexdigest()
+
+
+def saved_docs(digest: str) -> Path:
+    """The docs site of a project digest, saved on this machine for every home's first build."""
+    return _machine_cache("dbt-docs") / f"{digest[:16]}.html"
 
 
 def run_dbt(
@@ -285,9 +299,14 @@ def saved_parse(project_dir: Path) -> Path:
     `$XDG_CACHE_HOME/gpu-ledger/dbt-parse/<project>.msgpack` (`~/.cache` without XDG_CACHE_HOME).
     dbt checks a parse before it reuses it (its version, the profile, the vars, every file's checksum)
     and parses again what does not match, so an old one is only slower, never wrong."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     project = hashlib.sha256(str(project_dir.resolve()).encode()).hexdigest()[:16]
-    return cache / "gpu-ledger" / "dbt-parse" / f"{project}.msgpack"
+    return _machine_cache("dbt-parse") / f"{project}.msgpack"
+
+
+def _machine_cache(kind: str) -> Path:
+    """`$XDG_CACHE_HOME/gpu-ledger/<kind>` (`~/.cache` without XDG_CACHE_HOME): what one home's build
+    saves for the next home's on this machine."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-ledger" / kind
 
 
 def _reuse_saved_parse(target: Path, project_dir: Path) -> None:
@@ -300,11 +319,16 @@ def _reuse_saved_parse(target: Path, project_dir: Path) -> None:
 def _save_parse(target: Path, project_dir: Path) -> None:
     if not (target / PARSE).exists():
         return
-    saved = saved_parse(project_dir)
-    saved.parent.mkdir(parents=True, exist_ok=True)
-    staged = saved.with_name(f"{saved.name}.{os.getpid()}-{secrets.token_hex(4)}")
-    shutil.copyfile(target / PARSE, staged)
-    os.replace(staged, saved)  # builds of other homes may read it meanwhile: whole or not at all
+    _replace_atomically(target / PARSE, saved_parse(project_dir))
+
+
+def _replace_atomically(source: Path, destination: Path) -> None:
+    """Copy `source` over `destination` so that a reader meanwhile (another home's build) sees the old
+    file or the new one, whole."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    staged = destination.with_name(f"{destination.name}.{os.getpid()}-{secrets.token_hex(4)}")
+    shutil.copyfile(source, staged)
+    os.replace(staged, destination)
 
 
 def fingerprint(landed: duckdb.DuckDBPyConnection, project_dir: Path, arguments: list[str]) -> dict[str, str]:
