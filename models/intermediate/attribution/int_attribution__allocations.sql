@@ -102,6 +102,7 @@ job_shares as (
         jobs.project,
         jobs.workload_class,
         jobs.environment,
+        jobs.sharing_mode,
         held.share,
         held.allocated_seconds,
         coalesce(job_usage.busy_gpu_hours, 0) as busy_gpu_hours,
@@ -164,6 +165,7 @@ idle_rows as (
         gpu_hours.owner_project as project,
         cast(null as string) as workload_class,
         gpu_hours.owner_environment as environment,
+        cast(null as string) as sharing_mode,
         greatest(0, 1 - coalesce(job_totals.weighted_seconds, 0) / nullif(gpu_hours.provisioned_seconds, 0))
             as share,
         greatest(0, gpu_hours.provisioned_seconds - coalesce(job_totals.weighted_seconds, 0))
@@ -193,6 +195,7 @@ final as (
         project,
         workload_class,
         environment,
+        sharing_mode,
         share,
         allocated_seconds,
         busy_gpu_hours,

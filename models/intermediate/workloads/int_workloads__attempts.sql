@@ -7,7 +7,10 @@
     capacity type (a pod's node's; Slurm owned; a generic row's own) and the GPU model (a pod's node's
     instance type in the catalogue, else its GPU product, else what DCGM reports on its host; Slurm:
     DCGM on its first host, else its typed gres) and which MIG slice (a pod's MIG resource, a Slurm
-    job's typed GRES).
+    job's typed GRES). sharing_mode says how the attempt shared its GPUs: `mig` (it held a MIG slice),
+    `time_slicing` or `mps` (a pod on a node whose GPUs the NVIDIA device plugin shares so, its
+    `nvidia.com/gpu.sharing-strategy` label), `vgpu` (its host's GPU is an NVIDIA vGPU guest:
+    int_inventory__dcgm_models), else `exclusive`.
 #}
 with slurm as (
     select * from {{ ref('int_workloads__slurm_attempts') }}
@@ -44,7 +47,8 @@ instance_catalogue as (
 host_gpu_models as (
     select
         dcgm_series.hostname,
-        min(dcgm_models.gpu_model) as gpu_model
+        min(dcgm_models.gpu_model) as gpu_model,
+        {{ dbt.bool_or('dcgm_models.is_vgpu') }} as is_vgpu
     from dcgm_series
     inner join dcgm_models
         on dcgm_series.model_name = dcgm_models.model_name
@@ -91,6 +95,13 @@ pod_jobs as (
             host_gpu_models.gpu_model
         ) as gpu_model,
         pods.mig_profile,
+        case
+            when pods.mig_profile is not null then 'mig'
+            when pod_nodes.gpu_sharing_strategy = 'time-slicing' then 'time_slicing'
+            when pod_nodes.gpu_sharing_strategy = 'mps' then 'mps'
+            when host_gpu_models.is_vgpu then 'vgpu'
+            else 'exclusive'
+        end as sharing_mode,
         pods.state,
         pods.end_reason,
         pods.gpus_allocated,
@@ -147,6 +158,11 @@ slurm_jobs as (
         'owned' as capacity_type,
         coalesce(host_gpu_models.gpu_model, slurm.gres_gpu_model) as gpu_model,
         slurm.mig_profile,
+        case
+            when slurm.mig_profile is not null then 'mig'
+            when host_gpu_models.is_vgpu then 'vgpu'
+            else 'exclusive'
+        end as sharing_mode,
         slurm.state,
         slurm.end_reason,
         slurm.gpus_allocated,
@@ -186,6 +202,7 @@ generic_jobs as (
         generic.capacity_type,
         generic.gpu_model,
         generic.mig_profile,
+        case when generic.mig_profile is not null then 'mig' else 'exclusive' end as sharing_mode,
         generic.state,
         generic.end_reason,
         generic.gpus_allocated,

@@ -10,6 +10,9 @@
     - run_key: the `run-id` label (or run_id column / `run-id=` in a Slurm comment); a Slurm job id
       across its requeues; otherwise the attempt's own job_key. attempt numbers a run's attempts by
       start time.
+    - gpu_share: the share of each GPU it holds that the attempt is charged for when it holds the GPU
+      alone: a MIG slice's g/7 of its GPU, else 1 (time-sliced and MPS holders of one GPU split it by
+      the time each held it: int_attribution__allocations).
 #}
 with attempts as (
     select * from {{ ref('int_workloads__attempts') }}
@@ -156,6 +159,8 @@ final as (
         gpus_allocated,
         gpu_model,
         mig_profile,
+        sharing_mode,
+        coalesce(cast({{ mig_compute_slices('mig_profile') }} as double) / 7.0, 1.0) as gpu_share,
         hostnames,
         instance_id,
         node_gpu_count,

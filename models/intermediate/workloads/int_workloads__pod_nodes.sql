@@ -3,8 +3,9 @@
     The node a pod attempt ran on, as the node snapshots knew it when the pod started: the node
     incarnation (cluster, node name, node uid) that had joined by then, the latest such, else the
     earliest (a pod that started before any snapshot of its node). Its cloud instance, type, zone, GPU
-    product and count, and its capacity type: the node labels' (spot, on_demand), or reserved when the
-    instance's bill shows a reservation covering it (node labels cannot say so).
+    product and count, how the device plugin shares its GPUs (`nvidia.com/gpu.sharing-strategy`: none,
+    time-slicing, mps), and its capacity type: the node labels' (spot, on_demand), or reserved when
+    the instance's bill shows a reservation covering it (node labels cannot say so).
 #}
 with pods as (
     select * from {{ ref('int_workloads__pod_attempts') }}
@@ -31,7 +32,8 @@ node_incarnations as (
         max(availability_zone) as availability_zone,
         max(capacity_type) as capacity_type,
         max(gpu_product) as gpu_product,
-        max(gpu_count) as gpu_count
+        max(gpu_count) as gpu_count,
+        max(gpu_sharing_strategy) as gpu_sharing_strategy
     from nodes
     group by 1, 2, 3
 ),
@@ -45,6 +47,7 @@ pod_node_candidates as (
         node_incarnations.capacity_type,
         node_incarnations.gpu_product,
         node_incarnations.gpu_count,
+        node_incarnations.gpu_sharing_strategy,
         row_number() over (
             partition by pods.job_key
             order by
@@ -75,6 +78,7 @@ final as (
             else pod_node_candidates.capacity_type
         end as capacity_type,
         pod_node_candidates.gpu_product,
+        pod_node_candidates.gpu_sharing_strategy,
         -- numerics
         pod_node_candidates.gpu_count
     from pod_node_candidates

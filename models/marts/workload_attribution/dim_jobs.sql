@@ -30,6 +30,8 @@ final as (
         gpus_allocated,
         gpu_model,
         mig_profile,
+        sharing_mode,
+        gpu_share,
         hostnames,
         -- timestamps
         submitted_at,

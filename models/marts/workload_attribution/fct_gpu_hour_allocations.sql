@@ -18,6 +18,7 @@ final as (
         project,
         workload_class,
         environment,
+        sharing_mode,
         -- numerics
         share,
         allocated_seconds,

@@ -70,6 +70,8 @@ final as (
         jobs.workload_class,
         jobs.environment,
         jobs.end_reason,
+        jobs.sharing_mode,
+        jobs.gpu_share,
         -- usage
         cast(coalesce(usage.gpu_hours, 0) as double) as gpu_hours,
         cast(coalesce(usage.busy_gpu_hours, 0) as double) as busy_gpu_hours,
