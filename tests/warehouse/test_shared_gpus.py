@@ -4,7 +4,8 @@ A Slurm job holding a MIG slice says so in its typed GRES (`gres/gpu:a100_3g.20g
 real `sacct -P` prints it): it is charged the slice's compute slices over the GPU's (3/7 of an
 A100-hour), never the whole GPU. The real file of such a job (../shared/real-world, skipped when
 absent) lands with its slice and its GPU model. A vGPU guest's GPU (`GRID A100-10C`, 10 GB of a 40 GB
-A100) is an A100, not an unknown accelerator.
+A100) is an A100, not an unknown accelerator. The simulated fleet's MIG-partitioned Slurm partition
+charges each job its slice to the cent of the simulator's ground truth.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from tests.conftest import SAMPLES
@@ -103,11 +105,43 @@ def test_a_slurm_mig_slice_is_charged_its_share_of_the_gpu_and_the_rest_is_idle(
 def test_a_slurm_mig_job_says_which_slice_it_held(shared_warehouse: Path):
     rows = query(
         shared_warehouse,
-        "select job_id, mig_profile, gpu_model from marts.dim_jobs where scheduler = 'slurm' order by 1",
+        """select job_id, mig_profile, gpu_model, sharing_mode, gpu_share
+            from marts.dim_jobs where scheduler = 'slurm' order by 1""",
     )
-    held = {job_id: (profile, model) for job_id, profile, model in rows}
-    assert held["900"] == ("3g.20gb", "A100-SXM4-40GB")
-    assert held["901"] == ("1g.5gb", "A100-SXM4-40GB")
+    held = {job_id: (profile, model, mode, round(share, 9)) for job_id, profile, model, mode, share in rows}
+    assert held["900"] == ("3g.20gb", "A100-SXM4-40GB", "mig", round(3 / 7, 9))
+    assert held["901"] == ("1g.5gb", "A100-SXM4-40GB", "mig", round(1 / 7, 9))
+    modes = query(
+        shared_warehouse,
+        "select distinct sharing_mode from marts.fct_gpu_hour_allocations where consumer <> 'idle'",
+    )
+    assert modes == [("mig",)]
+
+
+def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim: Path, warehouse: Path):
+    """The simulator's MIG-partitioned Slurm partition (a100-mig): every job that held a slice is a mig
+    job with its slice's g/7 and costs what the simulator's ground truth says, to the cent."""
+    truth = pl.read_csv(sim / "ground_truth" / "jobs.csv", schema_overrides={"job_id": pl.String}).filter(
+        (pl.col("scheduler") == "slurm") & pl.col("mig_profile").is_not_null() & (pl.col("gpu_seconds") > 0)
+    )
+    assert truth.height >= 20, "the simulated fleet has no Slurm MIG pool"
+    ours = pl.DataFrame(
+        query(
+            warehouse,
+            """select d.job_id, d.mig_profile, d.sharing_mode, d.gpu_share, f.cost
+                from marts.dim_jobs as d inner join marts.fct_job_costs as f using (job_key)
+                where d.scheduler = 'slurm' and d.mig_profile is not null""",
+        ),
+        schema=["job_id", "profile", "sharing_mode", "gpu_share", "cost"],
+        orient="row",
+    )
+    joined = truth.join(ours, on="job_id", how="left")
+    assert joined.filter(pl.col("profile") != pl.col("mig_profile")).is_empty()
+    assert (joined["sharing_mode"] == "mig").all()
+    slices = joined["mig_profile"].str.extract(r"^(\d+)g", 1).cast(pl.Float64)
+    assert ((joined["gpu_share"] - slices / 7).abs() < 1e-12).all()
+    worst = (joined["cost"] - joined["cost_right"].cast(pl.Float64)).abs().max()
+    assert worst < 0.005, f"a simulated MIG job's cost differs from the ground truth by {worst}"
 
 
 def test_the_real_sacct_of_a_mig_job_lands_with_its_slice(real_world_warehouse: Path):

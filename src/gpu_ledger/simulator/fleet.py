@@ -257,6 +257,26 @@ POOLS: tuple[Pool, ...] = (
         "development",
         monitored=False,
     ),
+    Pool(
+        # A100s split into MIG slices that Slurm schedules one by one (typed GRES a100_80_3g.40gb): each
+        # job is charged its slice's share of the GPU-hour, and the slices nobody holds are idle. Last
+        # in the list, so the pools before it draw the same random numbers as before it was added.
+        "a100-mig",
+        ONPREM,
+        "eu-central",
+        ("fra-dc1",),
+        SLURM,
+        "slurm",
+        "dgx-a100",
+        "slurm_mig",
+        0.0,
+        1,
+        "owned",
+        "platform",
+        "shared-platform",
+        "production",
+        mig_layout=("3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"),
+    ),
 )
 
 

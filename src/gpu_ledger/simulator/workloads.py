@@ -773,6 +773,79 @@ def _slurm_requests(b: FleetBuilder, pool: Pool, nodes: int) -> list[dict]:
     return reqs
 
 
+def slurm_mig(b: FleetBuilder, pool: Pool, nodes: int) -> None:
+    """On-prem Slurm partition of MIG-partitioned A100s: short jobs each ask for one slice by its typed
+    GRES (`gres/gpu:a100_80_3g.40gb=1`) and wait for a free one of that profile; some fail early, and
+    work submitted near the window's end is still pending."""
+    hosts = [b.launch(pool, b.t0, None, "running") for _ in range(nodes)]
+    slices = [(host, uuid, gi_id, profile) for host in hosts for uuid, gi_id, profile, _ in host.mig]
+    free = np.full(len(slices), b.t0, dtype=np.int64)  # per slice: free from
+    profiles = sorted({profile for *_, profile in slices})
+    model = hosts[0].row["gpu_model"]
+    t = b.t0
+    while True:
+        t += int(b.rng.exponential(HOUR / (len(slices) * 0.04)))
+        if t >= b.t1:
+            break
+        profile = str(b.rng.choice(profiles))
+        account = str(b.rng.choice(("bio", "vision", "nlp", "guest"), p=(0.4, 0.3, 0.2, 0.1)))
+        project = SLURM_ACCOUNTS[account]
+        team = PROJECTS[project] if project else UNALLOCATED
+        user = str(b.rng.choice(TEAMS[team if team != UNALLOCATED else "platform"].users))
+        hours = min(float(b.rng.lognormal(np.log(4), 0.6)), 12.0)
+        failed = bool(b.rng.random() < 0.1)
+        level = float(b.rng.uniform(0.4, 0.85))
+        slot = min((i for i, s in enumerate(slices) if s[3] == profile), key=lambda i: (free[i], i))
+        host, uuid, gi_id, _ = slices[slot]
+        b._slurm_job_id += 1
+        job_id = str(b._slurm_job_id)
+        start = max(t, int(free[slot])) + 5
+        end = start + max(60, int(hours * HOUR * (0.3 if failed else 1.0)))
+        pending, ended = start >= b.t1, b.clip(end)
+        if pending:
+            state, end_reason, exit_code = "PENDING", "pending", "0:0"
+        elif ended is None:
+            state, end_reason, exit_code = "RUNNING", "running", "0:0"
+        elif failed:
+            state, end_reason, exit_code = "FAILED", "failed", "1:0"
+        else:
+            state, end_reason, exit_code = "COMPLETED", "completed", "0:0"
+        key = b.add_job(
+            job_key=f"slurm:{pool.cluster}:{job_id}",
+            labels=k8s_labels(None, project, None, "batch", "production", None) if project else [],
+            scheduler="slurm",
+            cluster=pool.cluster,
+            job_id=job_id,
+            job_id_raw=job_id,
+            name=str(b.rng.choice(("embed.sh", "infer_batch", "eval-small"))),
+            user=user,
+            slurm_account=account,
+            partition=pool.name,
+            team=team,
+            project=project or UNALLOCATED,
+            workload_class="batch",
+            environment="production",
+            capacity_type="owned",
+            submitted_at=t,
+            started_at=None if pending else start,
+            ended_at=None if pending else ended,
+            state=state,
+            end_reason=end_reason,
+            exit_code=exit_code,
+            gpus_allocated=1,
+            mig_profile=profile,
+            gpu_model=model,
+            hostnames=[] if pending else [host.row["hostname"]],
+            time_limit_min=12 * 60,
+            cpus=8,
+            mem_mb=64_000,
+        )
+        if not pending:
+            free[slot] = end
+            memory_mib = catalogue.mig_profiles()[(model, profile)]["memory_gb"] * 1024
+            b.allocate(key, uuid, gi_id, start, end, "batch", level, int(memory_mib * 0.6))
+
+
 def _schedule(b: FleetBuilder, pool: Pool, hosts: list[Instance], free: np.ndarray, req: dict) -> None:
     """Place one request greedily at the earliest time enough GPUs are free; record its attempts."""
     account = req["account"]
@@ -920,6 +993,7 @@ ROLES = {
     "forgotten": forgotten,
     "slurm_training": slurm_cluster,
     "slurm_batch": slurm_cluster,
+    "slurm_mig": slurm_mig,
     "unplanned_burst": unplanned_burst,
 }
 
