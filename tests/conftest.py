@@ -8,6 +8,8 @@ makes it under a file lock, the other waits for it and reads the same folder.
 from __future__ import annotations
 
 import fcntl
+import gzip
+import json
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -96,6 +98,17 @@ def sim(tmp_path_factory, worker_id: str) -> Path:
         simulate(config, show_progress=False)
 
     return made_once(tmp_path_factory, worker_id, "sim", make)
+
+
+def mig_gpu_uuids(sim: Path) -> set[str]:
+    """The simulated GPUs split into MIG slices, as their DCGM series say (a GPU_I_PROFILE label): their
+    busy time is in their slices' series, not in a whole-GPU DCGM_FI_DEV_GPU_UTIL."""
+    return {
+        series["metric"]["UUID"]
+        for path in sim.glob("telemetry/prometheus/*/DCGM_FI_DEV_FB_USED/*.json.gz")
+        for series in json.loads(gzip.decompress(path.read_bytes()))["data"]["result"]
+        if "GPU_I_PROFILE" in series["metric"]
+    }
 
 
 @pytest.fixture(scope="session")

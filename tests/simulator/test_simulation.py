@@ -20,6 +20,7 @@ import pytest
 from gpu_ledger.simulator.fleet import POOLS, has_burst, left_out, minimum_gpus, pools_that_fit
 from gpu_ledger.simulator.generate import simulate
 from gpu_ledger.simulator.model import SimulationConfig
+from tests.conftest import mig_gpu_uuids
 
 START = datetime(2026, 10, 1, tzinfo=UTC)
 
@@ -95,21 +96,10 @@ def test_written_telemetry_sums_to_ground_truth_usage(sim: Path):
     for path in sim.glob("telemetry/prometheus/*/DCGM_FI_DEV_GPU_UTIL/*.json.gz"):
         for series in json.loads(gzip.decompress(path.read_bytes()))["data"]["result"]:
             busy += sum(float(v) for _, v in series["values"]) / 100 * interval / 3600
-    mig_gpus = set(truth(sim, "jobs.csv").filter(pl.col("mig_profile").is_not_null())["job_key"])
-    assert mig_gpus, "the MIG inference pool is planted"
-    gpu_hours = truth(sim, "gpu_hours.csv")
-    instances_with_mig = _mig_instances(sim)
-    whole = gpu_hours.filter(~pl.col("instance_id").is_in(instances_with_mig))
+    mig_jobs = truth(sim, "jobs.csv").filter(pl.col("mig_profile").is_not_null())
+    assert set(mig_jobs["scheduler"]) == {"kubernetes", "slurm"}, "the MIG pools (EKS, Slurm) are planted"
+    whole = truth(sim, "gpu_hours.csv").filter(~pl.col("gpu_uuid").is_in(mig_gpu_uuids(sim)))
     assert busy == pytest.approx(whole["busy_gpu_hours"].sum(), rel=1e-9)
-
-
-def _mig_instances(sim: Path) -> list[str]:
-    nodes = json.loads(next(sim.glob("schedulers/kubernetes/eks-*/nodes-*.json")).read_text())["items"]
-    return [
-        n["spec"]["providerID"].rsplit("/", 1)[1]
-        for n in nodes
-        if n["metadata"]["labels"].get("nvidia.com/mig.strategy") == "mixed"
-    ]
 
 
 def test_energy_counter_increases_match_ground_truth(sim: Path):

@@ -589,7 +589,7 @@ __all__ = ["generate", "write_metrics_snapshot", "TelemetryTotals", "BEHAVIOURS"
 
 
 def _write_snapshots(last_day: dict, t: int, out: Path, totals: TelemetryTotals) -> None:
-    """Raw `/metrics` scrapes of one exporter per cluster (and a MIG node), as saved with curl.
+    """Raw `/metrics` scrapes of one exporter per cluster (and a Kubernetes MIG node), as saved with curl.
 
     On the on-prem node's snapshot one GPU reports the tensor-pipe field as unsupported: DCGM's blank
     sentinel, which readers must treat as missing.
@@ -598,12 +598,14 @@ def _write_snapshots(last_day: dict, t: int, out: Path, totals: TelemetryTotals)
     hosts = (
         labels.group_by("cluster", maintain_order=True).agg(pl.col("Hostname").first())["Hostname"].to_list()
     )
-    mig_hosts = labels.filter(pl.col("GPU_I_PROFILE").is_not_null())["Hostname"].unique().sort().to_list()[:1]
+    kubernetes = ("eks-ml-use1", "aks-ml-eus")
+    mig = labels.filter(pl.col("GPU_I_PROFILE").is_not_null() & pl.col("cluster").is_in(kubernetes))
+    mig_hosts = mig["Hostname"].unique().sort().to_list()[:1]
     stamp = dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H%M%SZ")
     for host in dict.fromkeys(hosts + mig_hosts):
         mask = (labels["Hostname"] == host).to_numpy()
         rows = labels.filter(pl.Series(mask))
-        onprem = rows["cluster"][0] not in ("eks-ml-use1", "aks-ml-eus")
+        onprem = rows["cluster"][0] not in kubernetes
         values = {}
         for metric, v in last_day["values"].items():
             v = v[mask].copy()
