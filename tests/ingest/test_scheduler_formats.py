@@ -22,6 +22,7 @@ from gpu_ledger.ingest.hostlist import HostlistError, expand_hostlist
 from gpu_ledger.ingest.runner import Outcome, ingest
 from gpu_ledger.ingest.sniff import Sniff
 from gpu_ledger.ingest.store import RawStore
+from tests.conftest import SAMPLES
 from tests.samples import SONAR_SACCT_FIELDS
 
 XDMOD_FIELDS = tuple(
@@ -565,6 +566,73 @@ def test_k8s_bad_pod_quantity_names_the_item(simulated, tmp_path: Path, store: R
         f"{path}:{index}: column 'resources.nvidia.com/gpu': '1.5' is not a whole device count "
         "(expected an integer)"
     )
+
+
+def _pod(name: str, *containers: dict[str, int]) -> dict:
+    """A pod as `kubectl get pods -o json` reports it, its containers' limits given."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "search", "uid": f"uid-{name}"},
+        "spec": {
+            "nodeName": "gpu-h1",
+            "containers": [
+                {"name": f"c{i}", "resources": {"limits": {k: str(v) for k, v in limits.items()}}}
+                for i, limits in enumerate(containers)
+            ],
+        },
+        "status": {"phase": "Running", "startTime": "2026-10-01T00:00:00Z"},
+    }
+
+
+def test_k8s_hami_requests_are_per_gpu_not_summed(tmp_path: Path, store: RawStore) -> None:
+    """HAMi's nvidia.com/gpucores, gpumem and gpumem-percentage ask for part of each GPU a container
+    holds: a pod's value is their mean over its GPUs, while nvidia.com/gpu is summed."""
+    pods = [
+        # as in HAMi's own example (examples/nvidia/use_sharing_card.yaml)
+        _pod("one", {"nvidia.com/gpu": 1, "nvidia.com/gpumem-percentage": 40, "nvidia.com/gpucores": 60}),
+        _pod(
+            "two",
+            {"nvidia.com/gpu": 1, "nvidia.com/gpucores": 60},
+            {"nvidia.com/gpu": 1, "nvidia.com/gpucores": 20},
+        ),
+        _pod("wide", {"nvidia.com/gpu": 2, "nvidia.com/gpucores": 50, "nvidia.com/gpumem": 3000}),
+    ]
+    path = write(
+        tmp_path,
+        "pods-20261001T060000Z.json",
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}),
+    )
+    assert one(store, path).status == "loaded"
+    got = dict(rows(store, "select name, map_entries(gpu_resources) from raw.k8s_pods"))
+    assert {name: {e["key"]: e["value"] for e in entries} for name, entries in got.items()} == {
+        "one": {"nvidia.com/gpu": 1, "nvidia.com/gpumem-percentage": 40, "nvidia.com/gpucores": 60},
+        "two": {"nvidia.com/gpu": 2, "nvidia.com/gpucores": 40},
+        "wide": {"nvidia.com/gpu": 2, "nvidia.com/gpucores": 50, "nvidia.com/gpumem": 3000},
+    }
+
+
+REAL_SET3 = SAMPLES.parent / "real-world" / "set3"
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("hami/use_sharing_card.yaml", "item 1 (gpu-pod1) has no metadata.uid or status: this is a manifest"),
+        ("k8s-dra-driver-gpu/mig-1g-12gb.yaml", "item 1 is a Namespace (expected only Pod objects)"),
+        ("k8s-dra-driver-gpu/gpu-test5.yaml", "item 1 is a Namespace (expected only Pod objects)"),
+    ],
+)
+def test_k8s_real_hami_and_dra_manifests_are_refused_in_one_line(
+    name: str, says: str, store: RawStore
+) -> None:
+    """Real HAMi and DRA examples are what kubectl apply reads (their comments first), not what ran."""
+    path = REAL_SET3 / name
+    if not path.is_file():
+        pytest.skip(f"real-world file not found: {path}")
+    out = one(store, path)
+    assert (out.status, out.format) == ("rejected", "k8s_pods")
+    assert out.error.startswith(str(path)) and says in out.error and "\n" not in out.error
 
 
 def test_k8s_node_provider_ids() -> None:

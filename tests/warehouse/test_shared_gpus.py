@@ -5,7 +5,8 @@ real `sacct -P` prints it): it is charged the slice's compute slices over the GP
 A100-hour), never the whole GPU. The real file of such a job (../shared/real-world, skipped when
 absent) lands with its slice and its GPU model. A vGPU guest's GPU (`GRID A100-10C`, 10 GB of a 40 GB
 A100) is an A100, not an unknown accelerator. The simulated fleet's MIG-partitioned Slurm partition
-charges each job its slice to the cent of the simulator's ground truth.
+charges each job its slice to the cent of the simulator's ground truth. A pod that asks HAMi for part
+of a GPU is charged that part.
 """
 
 from __future__ import annotations
@@ -39,29 +40,38 @@ hpc|900.batch|900.batch||bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:0
 hpc|901|901|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|billing=3,cpu=3,gres/gpu:a100_1g.5gb=1,gres/gpu=1,mem=20G,node=1
 """
 START = datetime(2026, 10, 1, tzinfo=UTC)
-# DCGM on the host (a Prometheus query_range answer): the A100 busy at 50 % every 5 minutes of the two hours
-DCGM = {
-    "status": "success",
-    "data": {
-        "resultType": "matrix",
-        "result": [
-            {
-                "metric": {
-                    "__name__": "DCGM_FI_DEV_GPU_UTIL",
-                    "gpu": "0",
-                    "UUID": "GPU-5a1e0000-0000-4000-8000-00000000a100",
-                    "modelName": "NVIDIA A100-SXM4-40GB",
-                    "Hostname": HOST,
-                },
-                "values": [[(START + timedelta(minutes=m)).timestamp(), "50"] for m in range(0, 120, 5)],
-            }
-        ],
-    },
-}
-ASSETS = f"""\
-asset_id,hostname,cluster,site,vendor_model,gpu_model,gpu_count,purchase_price,purchase_date,depreciation_months,facility_cost_per_month,staff_cost_per_month,pue,electricity_price_per_kwh,currency
-a-1,{HOST},hpc,dc1,DGX A100,A100-SXM4-40GB,1,36000,2026-01-01,36,300,200,1.2,0.1,USD
-"""
+
+
+def _dcgm_of(*hosts: str) -> dict:
+    """DCGM on the hosts (a Prometheus query_range answer): one A100 each, busy at 50 % every 5 minutes
+    of the two hours."""
+    series = [
+        {
+            "metric": {
+                "__name__": "DCGM_FI_DEV_GPU_UTIL",
+                "gpu": "0",
+                "UUID": f"GPU-5a1e0000-0000-4000-8000-{n:012d}",
+                "modelName": "NVIDIA A100-SXM4-40GB",
+                "Hostname": host,
+            },
+            "values": [[(START + timedelta(minutes=m)).timestamp(), "50"] for m in range(0, 120, 5)],
+        }
+        for n, host in enumerate(hosts)
+    ]
+    return {"status": "success", "data": {"resultType": "matrix", "result": series}}
+
+
+def _assets(*hosts: str) -> str:
+    """The asset register of the hosts: one costed A100 each."""
+    header = (
+        "asset_id,hostname,cluster,site,vendor_model,gpu_model,gpu_count,purchase_price,purchase_date,"
+        "depreciation_months,facility_cost_per_month,staff_cost_per_month,pue,electricity_price_per_kwh,currency"
+    )
+    rows = [
+        f"a-{n},{host},hpc,dc1,DGX A100,A100-SXM4-40GB,1,36000,2026-01-01,36,300,200,1.2,0.1,USD"
+        for n, host in enumerate(hosts, start=1)
+    ]
+    return "\n".join([header, *rows]) + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +79,53 @@ def shared_warehouse(tmp_path_factory) -> Path:
     """The hand-made MIG jobs on their costed A100."""
     folder = tmp_path_factory.mktemp("shared_gpus")
     (folder / "sacct.txt").write_text(SACCT)
-    (folder / "assets.csv").write_text(ASSETS)
-    (folder / "dcgm.json").write_text(json.dumps(DCGM))
+    (folder / "assets.csv").write_text(_assets(HOST))
+    (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(HOST)))
     return built_warehouse(tmp_path_factory.mktemp("shared_gpus_home"), folder)
+
+
+# HAMi: two pods share the A100 of HAMI_PAIR as HAMi's own example has them (60 % of its cores and 40 % of
+# its memory; 40 % and 60 %), one pod asks for 30 % of the cores of HAMI_ALONE's; all for the two hours
+HAMI_PAIR, HAMI_ALONE = "gpu-h1", "gpu-h2"
+HAMI_REQUESTS = {
+    "pod-one": (HAMI_PAIR, {"nvidia.com/gpumem-percentage": "40", "nvidia.com/gpucores": "60"}),
+    "pod-two": (HAMI_PAIR, {"nvidia.com/gpumem-percentage": "60", "nvidia.com/gpucores": "40"}),
+    "pod-alone": (HAMI_ALONE, {"nvidia.com/gpucores": "30"}),
+}
+HAMI_PODS = {
+    "apiVersion": "v1",
+    "kind": "List",
+    "items": [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "search", "uid": f"uid-{name}"},
+            "spec": {
+                "nodeName": host,
+                "containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "1", **shares}}}],
+            },
+            "status": {
+                "phase": "Succeeded",
+                "startTime": "2026-10-01T00:00:00Z",
+                "containerStatuses": [
+                    {"state": {"terminated": {"exitCode": 0, "finishedAt": "2026-10-01T02:00:00Z"}}}
+                ],
+            },
+        }
+        for name, (host, shares) in HAMI_REQUESTS.items()
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def hami_warehouse(tmp_path_factory) -> Path:
+    """HAMi pods on their costed A100s."""
+    folder = tmp_path_factory.mktemp("hami")
+    (folder / "onprem-k8s").mkdir()
+    (folder / "onprem-k8s" / "pods-20261001T030000Z.json").write_text(json.dumps(HAMI_PODS))
+    (folder / "assets.csv").write_text(_assets(HAMI_PAIR, HAMI_ALONE))
+    (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(HAMI_PAIR, HAMI_ALONE)))
+    return built_warehouse(tmp_path_factory.mktemp("hami_home"), folder)
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +198,46 @@ def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim
     assert worst < 0.005, f"a simulated MIG job's cost differs from the ground truth by {worst}"
 
 
+def test_hami_pods_are_charged_what_they_declared_and_split_a_gpu_they_overfill(hami_warehouse: Path):
+    """A HAMi pod is charged the largest part of a GPU it asked for (cores or memory): alone, 30 % of
+    the cores is 0.3 of the GPU-hour and the rest is idle; the example pair asks 0.6 each, more than
+    the GPU, so they split it in proportion, half each, and nothing is idle."""
+    jobs = query(hami_warehouse, "select name, sharing_mode, gpu_share from marts.dim_jobs order by 1")
+    assert [(name, mode, round(share, 9)) for name, mode, share in jobs] == [
+        ("pod-alone", "hami", 0.3),
+        ("pod-one", "hami", 0.6),
+        ("pod-two", "hami", 0.6),
+    ]
+    costs = {
+        (host, consumer): cost
+        for host, consumer, cost in query(
+            hami_warehouse,
+            """select g.host, coalesce(j.name, 'idle'), sum(a.cost)
+                from marts.fct_gpu_hour_allocations as a
+                inner join marts.dim_gpus as g using (gpu_id)
+                left join marts.dim_jobs as j using (job_key)
+                group by all""",
+        )
+    }
+    gpu_cost = dict(
+        query(
+            hami_warehouse,
+            """select g.host, sum(h.effective_cost)
+                from marts.fct_gpu_hours as h inner join marts.dim_gpus as g using (gpu_id) group by 1""",
+        )
+    )
+    assert gpu_cost[HAMI_PAIR] > 0 and gpu_cost[HAMI_ALONE] > 0
+    expected = {
+        (HAMI_PAIR, "pod-one"): Decimal("0.5"),
+        (HAMI_PAIR, "pod-two"): Decimal("0.5"),
+        (HAMI_ALONE, "pod-alone"): Decimal("0.3"),
+        (HAMI_ALONE, "idle"): Decimal("0.7"),
+    }
+    for (host, consumer), part in expected.items():
+        assert abs(costs[host, consumer] - gpu_cost[host] * part) <= Decimal("0.01"), (host, consumer)
+    assert costs.get((HAMI_PAIR, "idle"), 0) <= Decimal("0.01")
+
+
 def test_the_real_sacct_of_a_mig_job_lands_with_its_slice(real_world_warehouse: Path):
     if not REAL_MIG_SACCT.is_file():
         pytest.skip(f"real-world file not found at {REAL_MIG_SACCT}")
@@ -159,9 +253,10 @@ def test_a_vgpu_guests_gpu_is_its_parents_model(real_world_warehouse: Path):
         pytest.skip(f"real-world file not found at {REAL_VGPU_SCRAPE}")
     rows = query(
         real_world_warehouse,
-        """select gpu_model, gpu_identity_source, is_unknown_accelerator from marts.dim_gpus
-           where gpu_uuid = 'GPU-44d2411e-1604-478f-aa96-5a3c00000000'""",
+        """select gpu_model, gpu_identity_source, is_unknown_accelerator, vgpu_profile, vgpu_share,
+                gpu_memory_gb
+           from marts.dim_gpus where gpu_uuid = 'GPU-44d2411e-1604-478f-aa96-5a3c00000000'""",
     )
-    assert rows == [("A100-SXM4-40GB", "telemetry", False)]
+    assert rows == [("A100-SXM4-40GB", "telemetry", False, "10C", 0.25, 10)]
     unknown = query(real_world_warehouse, "select count(*) from marts.fct_unknown_accelerators")
     assert unknown == [(0,)]

@@ -13,6 +13,9 @@
     GPU product label, the asset register. A billed accelerator instance whose GPU count nobody knows
     (is_unknown_accelerator) gets one placeholder GPU, `<instance_id>:0`, that carries its whole cost,
     unless DCGM sees its GPUs; a GPU whose model nobody names is flagged the same way.
+    An NVIDIA vGPU guest's GPU (int_inventory__dcgm_models) is its parent's model with its profile and
+    its share of the parent (vgpu_share: frame buffer over the parent's memory), and its memory is its
+    frame buffer.
 #}
 
 with
@@ -31,6 +34,10 @@ billed_instances as (
 
 gpu_models as (
     select * from {{ ref('gpu_models') }}
+),
+
+dcgm_models as (
+    select * from {{ ref('int_inventory__dcgm_models') }}
 ),
 
 machine_slots as (
@@ -133,7 +140,9 @@ final as (
         gpus.capacity_type,
         gpus.gpu_model,
         gpus.dcgm_model_name,
-        cast(gpu_models.memory_gb as integer) as gpu_memory_gb,
+        cast(round(gpu_models.memory_gb * coalesce(dcgm_models.vgpu_share, 1)) as integer) as gpu_memory_gb,
+        dcgm_models.vgpu_profile,
+        dcgm_models.vgpu_share,
         case
             when gpus.provider = 'onprem' then 'on_prem'
             when gpus.provider is not null then 'cloud'
@@ -151,6 +160,8 @@ final as (
     from gpus
     left join gpu_models
         on gpus.gpu_model = gpu_models.gpu_model
+    left join dcgm_models
+        on gpus.dcgm_model_name = dcgm_models.model_name
     left join billed_instances
         on
             gpus.provider = billed_instances.provider

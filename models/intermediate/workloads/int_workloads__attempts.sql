@@ -8,9 +8,10 @@
     instance type in the catalogue, else its GPU product, else what DCGM reports on its host; Slurm:
     DCGM on its first host, else its typed gres) and which MIG slice (a pod's MIG resource, a Slurm
     job's typed GRES). sharing_mode says how the attempt shared its GPUs: `mig` (it held a MIG slice),
-    `time_slicing` or `mps` (a pod on a node whose GPUs the NVIDIA device plugin shares so, its
-    `nvidia.com/gpu.sharing-strategy` label), `vgpu` (its host's GPU is an NVIDIA vGPU guest:
-    int_inventory__dcgm_models), else `exclusive`.
+    `hami` (a pod that asked HAMi for part of a GPU: nvidia.com/gpucores, gpumem-percentage or gpumem,
+    kept as the declared_* columns), `time_slicing` or `mps` (a pod on a node whose GPUs the NVIDIA
+    device plugin shares so, its `nvidia.com/gpu.sharing-strategy` label), `vgpu` (its host's GPU is
+    an NVIDIA vGPU guest: int_inventory__dcgm_models), else `exclusive`.
 #}
 with slurm as (
     select * from {{ ref('int_workloads__slurm_attempts') }}
@@ -97,11 +98,17 @@ pod_jobs as (
         pods.mig_profile,
         case
             when pods.mig_profile is not null then 'mig'
+            when
+                coalesce(pods.hami_gpu_cores_pct, pods.hami_gpu_memory_pct, pods.hami_gpu_memory_mib) is not null
+                then 'hami'
             when pod_nodes.gpu_sharing_strategy = 'time-slicing' then 'time_slicing'
             when pod_nodes.gpu_sharing_strategy = 'mps' then 'mps'
             when host_gpu_models.is_vgpu then 'vgpu'
             else 'exclusive'
         end as sharing_mode,
+        pods.hami_gpu_cores_pct as declared_compute_pct,
+        pods.hami_gpu_memory_pct as declared_memory_pct,
+        pods.hami_gpu_memory_mib as declared_memory_mib,
         pods.state,
         pods.end_reason,
         pods.gpus_allocated,
@@ -163,6 +170,9 @@ slurm_jobs as (
             when host_gpu_models.is_vgpu then 'vgpu'
             else 'exclusive'
         end as sharing_mode,
+        cast(null as bigint) as declared_compute_pct,
+        cast(null as bigint) as declared_memory_pct,
+        cast(null as bigint) as declared_memory_mib,
         slurm.state,
         slurm.end_reason,
         slurm.gpus_allocated,
@@ -203,6 +213,9 @@ generic_jobs as (
         generic.gpu_model,
         generic.mig_profile,
         case when generic.mig_profile is not null then 'mig' else 'exclusive' end as sharing_mode,
+        cast(null as bigint) as declared_compute_pct,
+        cast(null as bigint) as declared_memory_pct,
+        cast(null as bigint) as declared_memory_mib,
         generic.state,
         generic.end_reason,
         generic.gpus_allocated,

@@ -11,8 +11,9 @@
       across its requeues; otherwise the attempt's own job_key. attempt numbers a run's attempts by
       start time.
     - gpu_share: the share of each GPU it holds that the attempt is charged for when it holds the GPU
-      alone: a MIG slice's g/7 of its GPU, else 1 (time-sliced and MPS holders of one GPU split it by
-      the time each held it: int_attribution__allocations).
+      alone: a MIG slice's g/7 of its GPU; what it declared it may use of each GPU (HAMi: the largest of
+      its compute percent, memory percent and memory MiB over its GPU model's memory; at most 1); else 1 (time-sliced and MPS holders of one GPU split it by the time each held
+      it: int_attribution__allocations).
 #}
 with attempts as (
     select * from {{ ref('int_workloads__attempts') }}
@@ -20,6 +21,10 @@ with attempts as (
 
 org_map as (
     select * from {{ ref('org_map') }}
+),
+
+gpu_models as (
+    select * from {{ ref('gpu_models') }}
 ),
 
 owners as (
@@ -116,8 +121,16 @@ costed as (
                     then 'slurm:' || classified.cluster || ':' || classified.job_id
             end,
             classified.job_key
-        ) as resolved_run_key
+        ) as resolved_run_key,
+        -- what it declared it may use of each GPU (null: nothing)
+        cast(nullif(greatest(
+            coalesce(classified.declared_compute_pct, 0) / 100.0,
+            coalesce(classified.declared_memory_pct, 0) / 100.0,
+            coalesce(classified.declared_memory_mib / (gpu_models.memory_gb * 1024.0), 0)
+        ), 0) as double) as declared_gpu_share
     from classified
+    left join gpu_models
+        on classified.gpu_model = gpu_models.gpu_model
     left join org_map as team_map
         on
             team_map.source_type = 'team_label'
@@ -160,7 +173,11 @@ final as (
         gpu_model,
         mig_profile,
         sharing_mode,
-        coalesce(cast({{ mig_compute_slices('mig_profile') }} as double) / 7.0, 1.0) as gpu_share,
+        coalesce(
+            cast({{ mig_compute_slices('mig_profile') }} as double) / 7.0,
+            least(1.0, declared_gpu_share),
+            1.0
+        ) as gpu_share,
         hostnames,
         instance_id,
         node_gpu_count,

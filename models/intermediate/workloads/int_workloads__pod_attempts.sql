@@ -112,6 +112,9 @@ final as (
         ) as gpus_allocated,
         mig_profile,
         cast(coalesce(mig_count, 0) as integer) as mig_count,
+        hami_gpu_cores_pct,
+        hami_gpu_memory_pct,
+        hami_gpu_memory_mib,
         -- timestamps
         created_at as submitted_at,
         case when phase = 'Pending' then null else pod_started_at end as started_at,

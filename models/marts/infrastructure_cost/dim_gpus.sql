@@ -22,6 +22,8 @@ final as (
         instance_type,
         gpu_model,
         gpu_memory_gb,
+        vgpu_profile,
+        vgpu_share,
         ownership,
         gpu_identity_source,
         -- booleans

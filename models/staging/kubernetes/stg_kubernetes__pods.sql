@@ -34,6 +34,9 @@ renamed as (
         gpu_request as gpu_request_count,
         mig_profile,
         mig_count,
+        {{ map_value('gpu_resources', "'nvidia.com/gpucores'") }} as hami_gpu_cores_pct,
+        {{ map_value('gpu_resources', "'nvidia.com/gpumem-percentage'") }} as hami_gpu_memory_pct,
+        {{ map_value('gpu_resources', "'nvidia.com/gpumem'") }} as hami_gpu_memory_mib,
         -- timestamps
         snapshot_at,
         snapshot_time_source,

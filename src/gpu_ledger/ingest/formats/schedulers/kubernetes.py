@@ -21,8 +21,11 @@ landed as a pod that never existed or reported as an unknown format.
 over app containers and maxed with init containers, as the scheduler counts them. `nvidia.com/gpu`
 (and its time-slicing rename `nvidia.com/gpu.shared`) is `gpu_request`; a MIG slice
 `nvidia.com/mig-<g>g.<m>gb` gives `mig_profile` and `mig_count`; `gpu_resources` keeps every
-`nvidia.com/*` request. `disruption` is true when the pod has a `DisruptionTarget` condition with
-status True (node shutdown, spot reclaim, preemption, eviction).
+`nvidia.com/*` request. HAMi's requests of part of a GPU (`nvidia.com/gpucores`, `gpumem`,
+`gpumem-percentage`) are per GPU each container holds, so they are not summed: `gpu_resources` keeps
+their mean over the pod's GPUs (each container's value weighted by its `nvidia.com/gpu`).
+`disruption` is true when the pod has a `DisruptionTarget` condition with status True (node shutdown,
+spot reclaim, preemption, eviction).
 
 `raw.k8s_nodes` (one row per node per snapshot): `spec.providerID` gives the cloud and instance:
 `aws:///<az>/i-...` -> instance_id `i-...`; `azure:///subscriptions/.../virtualMachines/<vm>` ->
@@ -51,8 +54,11 @@ NODE_KINDS = ("Node", "NodeList")
 _STAMP_COMPACT = re.compile(r"(\d{8}T\d{6})(?:\.\d+)?Z")
 _STAMP_ISO = re.compile(r"(\d{4}-\d\d-\d\d[T_ ]\d\d[:\-]?\d\d[:\-]?\d\d)(?:\.\d+)?Z")
 _MIG = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb)$")
+# HAMi's requests of part of each GPU a container holds: percent of its cores, MiB and percent of its memory
+HAMI_PER_GPU = ("nvidia.com/gpucores", "nvidia.com/gpumem", "nvidia.com/gpumem-percentage")
 _JSON_KIND = re.compile(r'"kind"\s*:\s*"(\w+)"')
 _YAML_KIND = re.compile(r"^kind:\s*(\w+)\s*$", re.M)
+_YAML_COMMENTS = re.compile(r"^(?:#[^\n]*(?:\n\s*|$))+")  # the comment lines a YAML file may open with
 
 LABELS = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
 POD_SCHEMA: dict[str, pl.DataType] = {
@@ -132,7 +138,7 @@ def _head_kind(s: Sniff) -> tuple[str, str | None]:
             return "json", None
         top = "List" if '"items"' in text[:300] else (kinds[0] if kinds else None)
         return "json", top
-    if text.startswith(("apiVersion:", "kind:", "items:", "---")):
+    if _YAML_COMMENTS.sub("", text).startswith(("apiVersion:", "kind:", "items:", "---")):
         m = _YAML_KIND.search(text)
         return "yaml", m.group(1) if m else None
     return "", None
@@ -256,9 +262,17 @@ def _gpu_requests(ctx: LoadContext, spec: dict, row: int) -> dict[str, int]:
         }
 
     total: dict[str, int] = {}
+    per_gpu: dict[str, tuple[int, int]] = {}  # HAMi's per-GPU requests: (sum of value x GPUs, GPUs)
     for c in spec.get("containers") or []:
-        for k, v in of(c).items():
-            total[k] = total.get(k, 0) + v
+        wanted = of(c)
+        gpus = max(wanted.get("nvidia.com/gpu", 0), 1)
+        for k, v in wanted.items():
+            if k in HAMI_PER_GPU:
+                weighted, weight = per_gpu.get(k, (0, 0))
+                per_gpu[k] = (weighted + v * gpus, weight + gpus)
+            else:
+                total[k] = total.get(k, 0) + v
+    total |= {k: round(weighted / weight) for k, (weighted, weight) in per_gpu.items()}
     for c in spec.get("initContainers") or []:
         for k, v in of(c).items():
             total[k] = max(total.get(k, 0), v)
