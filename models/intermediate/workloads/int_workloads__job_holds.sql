@@ -2,9 +2,10 @@
 {#-
     When each job attempt held its GPUs: from its scheduler start to its end or, still running, to the
     end of the observation window (int_workloads__observation_window); an attempt that never started,
-    or held nothing for any time, is left out. With what it asked for (GPUs, MIG profile: slice_share is
-    its gpu_share, g/7 of its profile, 1 for whole GPUs) and where it ran: the start of both kinds of evidence of which
-    GPUs it held (int_workloads__job_labelled_gpus, int_workloads__job_gpu_intervals).
+    or held nothing for any time, is left out. With what it asked for (GPUs, MIG profile; slice_share is
+    its gpu_share: g/7 of a MIG profile, a declared share, else 1) and where it ran: the start of both
+    kinds of evidence of which GPUs it held (int_workloads__job_labelled_gpus,
+    int_workloads__job_gpu_intervals).
 #}
 with jobs as (
     select * from {{ ref('int_workloads__jobs') }}

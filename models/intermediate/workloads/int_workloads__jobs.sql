@@ -11,9 +11,10 @@
       across its requeues; otherwise the attempt's own job_key. attempt numbers a run's attempts by
       start time.
     - gpu_share: the share of each GPU it holds that the attempt is charged for when it holds the GPU
-      alone: a MIG slice's g/7 of its GPU; what it declared it may use of each GPU (HAMi: the largest of
-      its compute percent, memory percent and memory MiB over its GPU model's memory; at most 1); else 1 (time-sliced and MPS holders of one GPU split it by the time each held
-      it: int_attribution__allocations).
+      alone: a MIG slice's g/7 of its GPU; what it declared it may use of each GPU (HAMi: the largest
+      of its compute percent, memory percent and memory MiB over its GPU model's memory; at most 1);
+      else 1 (time-sliced and MPS holders of one GPU split it by the time each held it:
+      int_attribution__allocations).
 #}
 with attempts as (
     select * from {{ ref('int_workloads__attempts') }}
