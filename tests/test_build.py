@@ -179,7 +179,7 @@ def test_a_build_with_nothing_new_does_nothing_and_says_so(tmp_path: Path, monke
     assert "Unable to do partial parsing" not in first.output, "a build in a folder of its own parsed afresh"
     assert selected().unchanged_since is not None
     # a full refresh always builds
-    assert build(home, project_dir=project, full_refresh=True).unchanged_since is None
+    assert selected(full_refresh=True).unchanged_since is None
 
 
 def test_a_new_load_an_edited_project_file_or_other_vars_are_new_inputs(tmp_path: Path):
