@@ -11,3 +11,12 @@
 {% macro default__workloads_kv_get(text, key) -%}
     nullif(regexp_extract(',' || coalesce({{ text }}, '') || ',', ',\s*' || {{ key }} || '\s*=\s*([^,]*?)\s*,', 1), '')
 {%- endmacro %}
+
+{#- How many of a GPU-sharing GRES (`shard`, `mps`) a TRES string holds: its untyped `gres/<name>=N`
+    (the total), else its first typed entry (`gres/<name>:a100=N`); null when it holds none. -#}
+{% macro workloads_tres_count(tres, name) -%}
+    coalesce(
+        {{ regexp_int(tres, '(?:^|,)gres/' ~ name ~ '=([0-9]+)') }},
+        {{ regexp_int(tres, '(?:^|,)gres/' ~ name ~ ':[^=,]+=([0-9]+)') }}
+    )
+{%- endmacro %}

@@ -141,13 +141,15 @@ class SlurmCluster:
     """A private Slurm cluster: use as a context manager; everything is torn down on exit.
 
     Nodes are declared big (`SlurmdParameters=config_overrides`) with fake GPUs (gres files that are
-    symlinks to /dev/null), so a two-core machine can run a matrix of multi-GPU jobs side by side.
+    symlinks to /dev/null), so a two-core machine can run a matrix of multi-GPU jobs side by side. Each
+    GPU also carries `shards_per_gpu` shards (Slurm's sharding: jobs that ask for gres/shard share a GPU).
     """
 
     cluster_name: str = "ledgertest"
     nodes: tuple[str, ...] = ("gpu-01", "gpu-02")
     gpu_type: str = "a100"
     gpus_per_node: int = 8
+    shards_per_gpu: int = 8
     cpus_per_node: int = 64
     mem_per_node_mb: int = 512_000
     partition: str = "gpu"
@@ -294,6 +296,7 @@ class SlurmCluster:
         *,
         user: str = "root",
         gpus: int | None = None,
+        shards: int | None = None,
         name: str | None = None,
         account: str | None = None,
         wckey: str | None = None,
@@ -301,10 +304,13 @@ class SlurmCluster:
         time_limit: str | None = None,
         extra: Iterable[str] = (),
     ) -> int:
-        """sbatch a shell script body; return the job id. `gpus` is per node (`--gres=gpu:<type>:N`)."""
+        """sbatch a shell script body; return the job id. `gpus` is per node (`--gres=gpu:<type>:N`), as are
+        `shards` (`--gres=shard:N`, part of one GPU)."""
         args = ["sbatch", "--parsable", f"--chdir={self.job_dir}", f"--output={self.job_dir}/%j.out"]
         if gpus is not None:
             args.append(f"--gres=gpu:{self.gpu_type}:{gpus}")
+        if shards is not None:
+            args.append(f"--gres=shard:{shards}")
         if name is not None:
             args.append(f"--job-name={name}")
         if account is not None:
@@ -494,7 +500,7 @@ class SlurmCluster:
             "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core_Memory",
             "DefMemPerCPU=1000",
-            "GresTypes=gpu",
+            "GresTypes=gpu,shard",
             "SlurmdParameters=config_overrides",  # a 2-core machine may claim big nodes
             "ReturnToService=2",
             "SchedulerType=sched/backfill",
@@ -505,7 +511,7 @@ class SlurmCluster:
             f"AccountingStoragePort={self._ports['dbd']}",
             # clients reach slurmdbd through the munge socket named here, not AuthInfo's (slurm.conf(5))
             f"AccountingStoragePass={self._munge_socket}",
-            f"AccountingStorageTRES=gres/gpu,gres/gpu:{self.gpu_type}",
+            f"AccountingStorageTRES=gres/gpu,gres/gpu:{self.gpu_type},gres/shard",
             "AccountingStoreFlags=job_comment",  # else sacct's Comment is empty
             "TrackWCKey=yes",
             "JobCompType=jobcomp/none",
@@ -517,7 +523,8 @@ class SlurmCluster:
             "SlurmdTimeout=60",
             "MessageTimeout=20",
             f"NodeName=DEFAULT CPUs={self.cpus_per_node} RealMemory={self.mem_per_node_mb} "
-            f"Gres=gpu:{self.gpu_type}:{self.gpus_per_node} State=UNKNOWN",
+            f"Gres=gpu:{self.gpu_type}:{self.gpus_per_node},shard:{self.shards_per_gpu * self.gpus_per_node} "
+            "State=UNKNOWN",
             # NodeHostname/NodeAddr/Port per node line: several slurmd share this host
             *(
                 f"NodeName={n} NodeHostname={host} NodeAddr=127.0.0.1 Port={self._ports[n]}"
@@ -529,6 +536,7 @@ class SlurmCluster:
             r / "etc" / "gres.conf",
             "AutoDetect=off",
             f"Name=gpu Type={self.gpu_type} File={r}/dev/nvidia[0-{self.gpus_per_node - 1}]",
+            f"Name=shard Count={self.shards_per_gpu * self.gpus_per_node}",  # spread evenly over the GPUs
         )
 
     def _start_munge(self) -> None:

@@ -3,7 +3,7 @@
 Why: the sacct loader is written from documentation and third-party samples; this test proves it
 against the exact text Slurm 22.05 prints for every job outcome a FinOps user pays for (completed
 with steps, multi-node, failed, cancelled by another uid, timed out, array tasks, requeued, still
-running, not yet started). It needs root and the Debian packages of scripts/system-deps.sh, and skips
+running, not yet started, sharing a GPU through Slurm's sharding). It needs root and the Debian packages of scripts/system-deps.sh, and skips
 cleanly without them. Most of its ~2 minutes is the TIMEOUT job's one-minute limit.
 
 Set GPU_LEDGER_SAVE_SACCT_CAPTURE=<dir> to keep the two captured files; one run's headered file is kept
@@ -81,6 +81,7 @@ def _run_matrix(cluster: SlurmCluster) -> tuple[dict[str, int], dict[str, int]]:
         "requeued": 1,
         "pending": 16,
         "begin": 2,
+        "shard": 0,  # 2 of a GPU's 8 shards, no whole GPU
     }
     jobs["timeout"] = cluster.submit(
         "sleep 300", gpus=1, name="timeout-job", account="ml", wckey="proj-a", time_limit="1"
@@ -117,6 +118,7 @@ def _run_matrix(cluster: SlurmCluster) -> tuple[dict[str, int], dict[str, int]]:
         account="ml",
         wckey="proj-a",
     )
+    jobs["shard"] = cluster.submit("sleep 1", shards=2, name="shares-a-gpu", account="ml", wckey="proj-a")
     # not eligible for an hour: sacct -S/-E selects jobs eligible before -E, so -E now must omit it
     jobs["begin"] = cluster.submit(
         "sleep 1", gpus=2, name="begins-later", account="ml", wckey="proj-a", extra=["--begin=now+1hour"]
@@ -131,7 +133,7 @@ def _run_matrix(cluster: SlurmCluster) -> tuple[dict[str, int], dict[str, int]]:
     # a requeued job is held back 120 s (its BeginTime); start it now instead
     cluster.run(["scontrol", "update", f"jobid={jobs['requeued']}", "StartTime=now"])
 
-    for role in ("completed", "multinode", "requeued"):
+    for role in ("completed", "multinode", "requeued", "shard"):
         cluster.wait_for(jobs[role], "COMPLETED")
     cluster.wait_for(jobs["array"], "COMPLETED", count=3)
     cluster.wait_for(jobs["failed"], "FAILED")
@@ -229,6 +231,8 @@ def test_sacct_prints_every_state_of_the_matrix(capture: Capture) -> None:
     assert only[j["pending"]]["Start"] == "Unknown"
     assert only[j["pending"]]["NodeList"] == "None assigned"
     assert "gres/gpu=16" in only[j["pending"]]["ReqTRES"].split(",")
+    assert "gres/shard=2" in only[j["shard"]]["AllocTRES"].split(",")
+    assert not any(tres.startswith("gres/gpu") for tres in only[j["shard"]]["AllocTRES"].split(","))
     assert j["begin"] not in by_id  # eligible only after -E now: sacct leaves it out
     assert {r["Cluster"] for r in rows} == {"ledgertest"}
 
@@ -311,6 +315,9 @@ def test_landed_allocations_carry_the_requested_gpus(capture: Capture, landed: l
                         assert row["req_gpus"] == capture.gpus[role]
                     continue
                 assert row["alloc_gpus"] == capture.gpus[role], (role, row["alloc_tres"])
+                if role == "shard":  # dbt reads its shards from AllocTRES (stg_slurm__sacct.shard_count)
+                    assert "gres/shard=2" in row["alloc_tres"].split(","), row["alloc_tres"]
+                    continue
                 assert row["gpu_type"] == "a100"
                 assert row["cluster"] == "ledgertest"
 
@@ -436,3 +443,5 @@ def test_saved_real_capture_lands(tmp_path: Path) -> None:
     assert waiting["start_at"] is None and list(waiting["nodes"]) == [] and not waiting["alloc_gpus"]
     assert [r["state"] for r in allocs if r["job_name"] == "requeue-me"] == ["REQUEUED", "COMPLETED"]
     assert sorted(r["array_task_id"] for r in allocs if r["job_name"] == "sweep") == ["1", "2", "3"]
+    sharing = by_name["shares-a-gpu"]
+    assert not sharing["alloc_gpus"] and "gres/shard=2" in sharing["alloc_tres"].split(",")

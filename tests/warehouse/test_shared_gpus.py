@@ -5,8 +5,9 @@ real `sacct -P` prints it): it is charged the slice's compute slices over the GP
 A100-hour), never the whole GPU. The real file of such a job (../shared/real-world, skipped when
 absent) lands with its slice and its GPU model. A vGPU guest's GPU (`GRID A100-10C`, 10 GB of a 40 GB
 A100) is an A100, not an unknown accelerator. The simulated fleet's MIG-partitioned Slurm partition
-charges each job its slice to the cent of the simulator's ground truth. A pod that asks HAMi for part
-of a GPU is charged that part.
+charges each job its slice to the cent of the simulator's ground truth. A Slurm job holding shards
+(`gres/shard=2`) or an MPS share (`gres/mps=50`) is charged that part of one GPU. A pod that asks HAMi
+for part of a GPU is charged that part.
 """
 
 from __future__ import annotations
@@ -30,14 +31,20 @@ REAL_VGPU_SCRAPE = (
     REAL_WORLD / "set2" / "cncf-k8s-ai-conformance" / "vks_grid-a100-10c_vgpu_dcgm-exporter_metrics.prom"
 )
 
-HOST = "gpu-a1"
+HOST, SHARDS_HOST, MPS_HOST = "gpu-a1", "gpu-s1", "gpu-m1"
 ON_HOST = f"select gpu_id from marts.dim_gpus where host = '{HOST}'"
-# two jobs share the one A100 of HOST for the same two hours: a 3g.20gb slice and a 1g.5gb slice
+# two jobs share the one A100 of HOST for the same two hours: a 3g.20gb slice and a 1g.5gb slice; two
+# share SHARDS_HOST's through Slurm's sharding (2 and 4 of its 8 shards), two MPS_HOST's through MPS
+# (50 % and 70 % of it: more than the GPU)
 SACCT = f"""\
 Cluster|JobID|JobIDRaw|User|Account|State|Submit|Start|End|NodeList|AllocTRES
 hpc|900|900|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|billing=9,cpu=9,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=60G,node=1
 hpc|900.batch|900.batch||bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|cpu=9,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=60G,node=1
 hpc|901|901|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|billing=3,cpu=3,gres/gpu:a100_1g.5gb=1,gres/gpu=1,mem=20G,node=1
+hpc|910|910|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{SHARDS_HOST}|billing=2,cpu=2,gres/shard=2,mem=8G,node=1
+hpc|911|911|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{SHARDS_HOST}|billing=4,cpu=4,gres/shard=4,mem=16G,node=1
+hpc|920|920|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{MPS_HOST}|billing=2,cpu=2,gres/mps=50,mem=8G,node=1
+hpc|921|921|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{MPS_HOST}|billing=2,cpu=2,gres/mps=70,mem=8G,node=1
 """
 START = datetime(2026, 10, 1, tzinfo=UTC)
 
@@ -76,11 +83,11 @@ def _assets(*hosts: str) -> str:
 
 @pytest.fixture(scope="module")
 def shared_warehouse(tmp_path_factory) -> Path:
-    """The hand-made MIG jobs on their costed A100."""
+    """The hand-made MIG, shard and MPS jobs on their costed A100s."""
     folder = tmp_path_factory.mktemp("shared_gpus")
     (folder / "sacct.txt").write_text(SACCT)
-    (folder / "assets.csv").write_text(_assets(HOST))
-    (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(HOST)))
+    (folder / "assets.csv").write_text(_assets(HOST, SHARDS_HOST, MPS_HOST))
+    (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(HOST, SHARDS_HOST, MPS_HOST)))
     return built_warehouse(tmp_path_factory.mktemp("shared_gpus_home"), folder)
 
 
@@ -167,9 +174,60 @@ def test_a_slurm_mig_job_says_which_slice_it_held(shared_warehouse: Path):
     assert held["901"] == ("1g.5gb", "A100-SXM4-40GB", "mig", round(1 / 7, 9))
     modes = query(
         shared_warehouse,
-        "select distinct sharing_mode from marts.fct_gpu_hour_allocations where consumer <> 'idle'",
+        f"""select distinct sharing_mode from marts.fct_gpu_hour_allocations
+            where consumer <> 'idle' and gpu_id in ({ON_HOST})""",
     )
     assert modes == [("mig",)]
+
+
+def _held_and_paid(warehouse: Path, host: str) -> tuple[dict[str, float], dict[str, Decimal], Decimal]:
+    """Per job on the host's one GPU over the two hours: the share it held; per consumer (idle too):
+    the cost; and the GPU-hours' cost."""
+    on_host = f"select gpu_id from marts.dim_gpus where host = '{host}'"
+    rows = query(
+        warehouse,
+        f"""select consumer, sum(share * allocated_seconds) / 7200, sum(cost)
+            from marts.fct_gpu_hour_allocations where gpu_id in ({on_host}) group by all""",
+    )
+    ((gpu_cost,),) = query(
+        warehouse, f"select sum(effective_cost) from marts.fct_gpu_hours where gpu_id in ({on_host})"
+    )
+    assert gpu_cost > 0
+    held = {c: round(share, 9) for c, share, _ in rows if c != "idle"}
+    return held, {c: cost for c, _, cost in rows}, gpu_cost
+
+
+def test_slurm_shards_are_charged_their_part_of_the_gpu_and_the_rest_is_idle(shared_warehouse: Path):
+    held, costs, gpu_cost = _held_and_paid(shared_warehouse, SHARDS_HOST)
+    assert held == {"slurm:hpc:910": 0.25, "slurm:hpc:911": 0.5}
+    assert abs(sum(costs.values()) - gpu_cost) < Decimal("0.01")
+    for consumer, part in (("slurm:hpc:910", 2), ("slurm:hpc:911", 4), ("idle", 2)):
+        assert abs(costs[consumer] - gpu_cost * part / 8) <= Decimal("0.01"), consumer
+
+
+def test_slurm_mps_jobs_that_ask_more_than_the_gpu_split_it_in_proportion(shared_warehouse: Path):
+    """Each holds what it asked for (0.5, 0.7 of the GPU); together that is more than the GPU, so each
+    pays its part of what they asked together and nothing is idle."""
+    held, costs, gpu_cost = _held_and_paid(shared_warehouse, MPS_HOST)
+    assert held == {"slurm:hpc:920": 0.5, "slurm:hpc:921": 0.7}
+    assert abs(sum(costs.values()) - gpu_cost) < Decimal("0.01")
+    assert costs.get("idle", 0) <= Decimal("0.01")
+    for consumer, part in (("slurm:hpc:920", 50), ("slurm:hpc:921", 70)):
+        assert abs(costs[consumer] - gpu_cost * part / 120) <= Decimal("0.01"), consumer
+
+
+def test_slurm_shard_and_mps_jobs_say_how_they_shared(shared_warehouse: Path):
+    rows = query(
+        shared_warehouse,
+        """select job_id, sharing_mode, gpus_allocated, gpu_share, gpu_model from marts.dim_jobs
+            where job_id in ('910', '911', '920', '921') order by 1""",
+    )
+    assert rows == [
+        ("910", "shard", 1, 0.25, "A100-SXM4-40GB"),
+        ("911", "shard", 1, 0.5, "A100-SXM4-40GB"),
+        ("920", "mps", 1, 0.5, "A100-SXM4-40GB"),
+        ("921", "mps", 1, 0.7, "A100-SXM4-40GB"),
+    ]
 
 
 def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim: Path, warehouse: Path):

@@ -10,8 +10,10 @@
     job's typed GRES). sharing_mode says how the attempt shared its GPUs: `mig` (it held a MIG slice),
     `hami` (a pod that asked HAMi for part of a GPU: nvidia.com/gpucores, gpumem-percentage or gpumem,
     kept as the declared_* columns), `time_slicing` or `mps` (a pod on a node whose GPUs the NVIDIA
-    device plugin shares so, its `nvidia.com/gpu.sharing-strategy` label), `vgpu` (its host's GPU is
-    an NVIDIA vGPU guest: int_inventory__dcgm_models), else `exclusive`.
+    device plugin shares so, its `nvidia.com/gpu.sharing-strategy` label), `shard` or `mps` (a Slurm
+    job holding gres/shard or gres/mps: int_workloads__slurm_attempts, its part of the GPU kept as
+    declared_compute_pct), `vgpu` (its host's GPU is an NVIDIA vGPU guest:
+    int_inventory__dcgm_models), else `exclusive`.
 #}
 with slurm as (
     select * from {{ ref('int_workloads__slurm_attempts') }}
@@ -106,7 +108,7 @@ pod_jobs as (
             when host_gpu_models.is_vgpu then 'vgpu'
             else 'exclusive'
         end as sharing_mode,
-        pods.hami_gpu_cores_pct as declared_compute_pct,
+        cast(pods.hami_gpu_cores_pct as double) as declared_compute_pct,
         pods.hami_gpu_memory_pct as declared_memory_pct,
         pods.hami_gpu_memory_mib as declared_memory_mib,
         pods.state,
@@ -167,10 +169,11 @@ slurm_jobs as (
         slurm.mig_profile,
         case
             when slurm.mig_profile is not null then 'mig'
+            when slurm.sharing_gres is not null then slurm.sharing_gres
             when host_gpu_models.is_vgpu then 'vgpu'
             else 'exclusive'
         end as sharing_mode,
-        cast(null as bigint) as declared_compute_pct,
+        slurm.declared_compute_pct,
         cast(null as bigint) as declared_memory_pct,
         cast(null as bigint) as declared_memory_mib,
         slurm.state,
@@ -213,7 +216,7 @@ generic_jobs as (
         generic.gpu_model,
         generic.mig_profile,
         case when generic.mig_profile is not null then 'mig' else 'exclusive' end as sharing_mode,
-        cast(null as bigint) as declared_compute_pct,
+        cast(null as double) as declared_compute_pct,
         cast(null as bigint) as declared_memory_pct,
         cast(null as bigint) as declared_memory_mib,
         generic.state,

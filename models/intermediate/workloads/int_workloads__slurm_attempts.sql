@@ -8,6 +8,10 @@
     gres_gpu_model: the catalogue model a typed GRES (`gres/gpu:a100=16`) names, for jobs on nodes no
     telemetry describes (rule in _int_workloads__models.yml); mig_profile: the MIG slice a typed GRES
     holds (`gres/gpu:a100_3g.20gb=1` -> 3g.20gb), which charges the job its share of the GPU.
+    sharing_gres: a job that holds no whole GPU but shards (`gres/shard=N`) or an MPS share
+    (`gres/mps=N`) of one holds one GPU on each node (Slurm fits such a request on one GPU per node),
+    its declared_compute_pct the part of that GPU its count is of the GPU's configured count (vars
+    slurm_shards_per_gpu, slurm_mps_per_gpu).
 #}
 with sacct as (
     select * from {{ ref('stg_slurm__sacct') }}
@@ -178,6 +182,11 @@ gres_models as (
 numbered as (
     select
         *,
+        case
+            when coalesce(nullif(alloc_gpu_count, 0), req_gpu_count, 0) > 0 then null
+            when shard_count > 0 then 'shard'
+            when mps_count > 0 then 'mps'
+        end as sharing_gres,
         row_number() over (
             partition by cluster_name, expanded_job_id
             order by started_at asc nulls last, submitted_at asc, load_id asc
@@ -229,8 +238,17 @@ final as (
             ) then 'running'
         end as end_reason,
         -- resources
-        cast(coalesce(nullif(numbered.alloc_gpu_count, 0), numbered.req_gpu_count, 0) as integer)
-            as gpus_allocated,
+        cast(case
+            when numbered.sharing_gres is not null then greatest(coalesce(numbered.node_count, 1), 1)
+            else coalesce(nullif(numbered.alloc_gpu_count, 0), numbered.req_gpu_count, 0)
+        end as integer) as gpus_allocated,
+        numbered.sharing_gres,
+        cast(100.0 * case
+            when numbered.sharing_gres = 'shard'
+                then numbered.shard_count / {{ var('slurm_shards_per_gpu') }}
+            when numbered.sharing_gres = 'mps'
+                then numbered.mps_count / {{ var('slurm_mps_per_gpu') }}
+        end / greatest(coalesce(numbered.node_count, 1), 1) as double) as declared_compute_pct,
         numbered.gpu_type,
         gres_models.gpu_model as gres_gpu_model,
         gres_types.mig_profile,

@@ -34,6 +34,14 @@ renamed as (
         alloc_gpus as alloc_gpu_count,
         req_gpus as req_gpu_count,
         gpu_type,
+        case
+            when alloc_tres is null then {{ workloads_tres_count('req_tres', 'shard') }}
+            else {{ workloads_tres_count('alloc_tres', 'shard') }}
+        end as shard_count,
+        case
+            when alloc_tres is null then {{ workloads_tres_count('req_tres', 'mps') }}
+            else {{ workloads_tres_count('alloc_tres', 'mps') }}
+        end as mps_count,
         alloc_tres,
         req_tres,
         node_list,
