@@ -155,6 +155,28 @@ def test_waste_jobs_capacity_and_health_numbers_equal_the_marts(home, warehouse)
     assert any("reconcile to the cent" in s.value for s in at.success), [s.value for s in at.success]
 
 
+def test_capacity_shows_who_held_each_shared_gpu_and_what_each_paid(home, warehouse):
+    """Every GPU a job held part of is listed with all its holders (idle too), and what they paid adds up
+    to the GPU's cost."""
+    at = _open(_app(), "capacity")
+    (holders,) = [d.value for d in at.dataframe if "sharing_mode" in d.value.columns]
+    shared = query(
+        warehouse,
+        """select gpu_id, sum(cost)::double as cost from marts.fct_gpu_hour_allocations
+            where gpu_id in (
+                select gpu_id from marts.fct_gpu_hour_allocations where sharing_mode <> 'exclusive'
+            )
+            group by 1""",
+    )
+    assert shared.height > 0, "the simulated fleet has MIG-partitioned GPUs"
+    assert set(holders["gpu_id"]) == set(shared["gpu_id"])
+    paid = holders.groupby("gpu_id")["cost"].sum()
+    for gpu_id, cost in shared.iter_rows():
+        assert abs(paid[gpu_id] - cost) < 0.01, gpu_id
+    assert {"mig", "idle"} <= set(holders["sharing_mode"])
+    assert not holders.loc[holders["sharing_mode"] == "mig", "declared"].isna().any()
+
+
 def test_pages_of_marts_not_built_yet_show_an_empty_state(home, warehouse):
     marts = set(
         query(warehouse, "select table_name from information_schema.tables where table_schema='marts'")[

@@ -154,7 +154,7 @@ def test_each_team_gets_the_gpu_cost_the_marts_give_it(warehouse: Path):
 def test_the_1_3_export_follows_the_rules_of_the_columns_1_3_added(warehouse: Path, export_1_3: Path):
     header, rows = _rows(export_1_3)
     assert header == [*COLUMNS_1_3, *EXTENSIONS]
-    jobs = {key for (key,) in _read(warehouse, "select job_key from marts.dim_jobs")}
+    jobs = dict(_read(warehouse, "select job_key, sharing_mode from marts.dim_jobs"))
     consumers: dict[str, int] = defaultdict(int)
     for line, row in enumerate(rows, start=2):
         assert row["ServiceProviderName"] and row["HostProviderName"], f"line {line}: a provider name is null"
@@ -180,10 +180,13 @@ def test_the_1_3_export_follows_the_rules_of_the_columns_1_3_added(warehouse: Pa
         assert not set(tags) & set(resource_tags)
         assert all(isinstance(value, str) and value for value in tags.values())
         # FOCUS: the resource id (and name) is null exactly on the unallocated portion, here idle
+        # and how the consumer shared the GPU is the job's sharing mode (the idle part: unallocated)
         if tags[TAG_PREFIX + "consumer"] == "idle":
             assert row["AllocatedResourceId"] == row["AllocatedResourceName"] == ""
+            assert element["x_SharingMode"] == "unallocated", f"line {line}"
         else:
             assert row["AllocatedResourceId"] in jobs and row["AllocatedResourceName"]
+            assert element["x_SharingMode"] == jobs[row["AllocatedResourceId"]], f"line {line}"
         consumers[tags[TAG_PREFIX + "consumer"]] += 1
     assert consumers["job"] > 0 and consumers["idle"] > 0
 

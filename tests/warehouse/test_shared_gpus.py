@@ -6,8 +6,9 @@ A100-hour), never the whole GPU. The real file of such a job (../shared/real-wor
 absent) lands with its slice and its GPU model. A vGPU guest's GPU (`GRID A100-10C`, 10 GB of a 40 GB
 A100) is an A100, not an unknown accelerator. The simulated fleet's MIG-partitioned Slurm partition
 charges each job its slice to the cent of the simulator's ground truth. A Slurm job holding shards
-(`gres/shard=2`) or an MPS share (`gres/mps=50`) is charged that part of one GPU. A pod that asks HAMi
-for part of a GPU is charged that part.
+(`gres/shard=2`) or an MPS share (`gres/mps=50`) is charged that part of one GPU. Two jobs that each say
+they hold a GPU alone, at the same time, share it without saying so: Data health names that GPU. A pod
+that asks HAMi for part of a GPU is charged that part.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from streamlit.testing.v1 import AppTest
 
+from gpu_ledger.app_server import APP
 from tests.conftest import SAMPLES
 from tests.warehouse.homes import built_warehouse, query
 
@@ -31,11 +34,12 @@ REAL_VGPU_SCRAPE = (
     REAL_WORLD / "set2" / "cncf-k8s-ai-conformance" / "vks_grid-a100-10c_vgpu_dcgm-exporter_metrics.prom"
 )
 
-HOST, SHARDS_HOST, MPS_HOST = "gpu-a1", "gpu-s1", "gpu-m1"
+HOST, SHARDS_HOST, MPS_HOST, OVERLAP_HOST = "gpu-a1", "gpu-s1", "gpu-m1", "gpu-x1"
 ON_HOST = f"select gpu_id from marts.dim_gpus where host = '{HOST}'"
 # two jobs share the one A100 of HOST for the same two hours: a 3g.20gb slice and a 1g.5gb slice; two
 # share SHARDS_HOST's through Slurm's sharding (2 and 4 of its 8 shards), two MPS_HOST's through MPS
-# (50 % and 70 % of it: more than the GPU)
+# (50 % and 70 % of it: more than the GPU); and two jobs hold OVERLAP_HOST's one GPU whole at the same time,
+# which no scheduler that knows it shares the GPU would say
 SACCT = f"""\
 Cluster|JobID|JobIDRaw|User|Account|State|Submit|Start|End|NodeList|AllocTRES
 hpc|900|900|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|billing=9,cpu=9,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=60G,node=1
@@ -45,6 +49,8 @@ hpc|910|910|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:0
 hpc|911|911|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{SHARDS_HOST}|billing=4,cpu=4,gres/shard=4,mem=16G,node=1
 hpc|920|920|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{MPS_HOST}|billing=2,cpu=2,gres/mps=50,mem=8G,node=1
 hpc|921|921|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{MPS_HOST}|billing=2,cpu=2,gres/mps=70,mem=8G,node=1
+hpc|930|930|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{OVERLAP_HOST}|billing=8,cpu=8,gres/gpu=1,mem=32G,node=1
+hpc|931|931|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{OVERLAP_HOST}|billing=8,cpu=8,gres/gpu=1,mem=32G,node=1
 """
 START = datetime(2026, 10, 1, tzinfo=UTC)
 
@@ -83,11 +89,12 @@ def _assets(*hosts: str) -> str:
 
 @pytest.fixture(scope="module")
 def shared_warehouse(tmp_path_factory) -> Path:
-    """The hand-made MIG, shard and MPS jobs on their costed A100s."""
+    """The hand-made MIG, shard, MPS and overlapping jobs on their costed A100s."""
     folder = tmp_path_factory.mktemp("shared_gpus")
     (folder / "sacct.txt").write_text(SACCT)
-    (folder / "assets.csv").write_text(_assets(HOST, SHARDS_HOST, MPS_HOST))
-    (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(HOST, SHARDS_HOST, MPS_HOST)))
+    hosts = (HOST, SHARDS_HOST, MPS_HOST, OVERLAP_HOST)
+    (folder / "assets.csv").write_text(_assets(*hosts))
+    (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(*hosts)))
     return built_warehouse(tmp_path_factory.mktemp("shared_gpus_home"), folder)
 
 
@@ -228,6 +235,27 @@ def test_slurm_shard_and_mps_jobs_say_how_they_shared(shared_warehouse: Path):
         ("920", "mps", 1, 0.5, "A100-SXM4-40GB"),
         ("921", "mps", 1, 0.7, "A100-SXM4-40GB"),
     ]
+
+
+def test_data_health_names_the_gpu_two_exclusive_jobs_held_at_once(shared_warehouse: Path, monkeypatch):
+    """Two jobs each said to hold the whole GPU at the same time: the sharing is undeclared. They pay
+    half each, and Data health names that GPU, and only it (the MIG, shard and MPS GPUs say how they are
+    shared)."""
+    held, costs, gpu_cost = _held_and_paid(shared_warehouse, OVERLAP_HOST)
+    assert held == {"slurm:hpc:930": 1.0, "slurm:hpc:931": 1.0}
+    for consumer in held:
+        assert abs(costs[consumer] - gpu_cost / 2) <= Decimal("0.01"), consumer
+    monkeypatch.setenv("GPU_LEDGER_HOME", str(shared_warehouse.parent))
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.switch_page("views/data_health.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (warning,) = [w.value for w in at.warning if "held by several jobs at once" in w.value]
+    assert warning.startswith("1 GPU was held by several jobs at once")
+    (table,) = [d.value for d in at.dataframe if "most_jobs_at_once" in d.value.columns]
+    assert table["host"].tolist() == [OVERLAP_HOST]
+    assert table["most_jobs_at_once"].tolist() == [2] and table["gpu_hours"].tolist() == [2]
 
 
 def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim: Path, warehouse: Path):

@@ -248,6 +248,7 @@ split_rows as (
             ('UsageUnit', "'GPU-Hours'"),
             ('UsageQuantity', 'round(split_parts.held_gpu_hours, 6)'),
             ('x_BusyGpuHours', 'round(split_parts.busy_gpu_hours, 6)'),
+            ('x_SharingMode', "coalesce(jobs.sharing_mode, 'unallocated')"),
         ]) }} as AllocatedMethodDetails,
         {%- elif name == 'AllocatedResourceId' %}
         -- FOCUS 1.3: null on the unallocated portion of the origin charge (idle)

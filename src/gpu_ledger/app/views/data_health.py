@@ -1,10 +1,10 @@
 """Data health: what was loaded per source and what was rejected, how far each source's data reaches,
-what validation found, which billed accelerators nobody identifies, and whether every billed GPU
-dollar reconciles.
+what validation found, which billed accelerators nobody identifies, which GPUs several jobs held at
+once without saying how they shared them, and whether every billed GPU dollar reconciles.
 
 Everything comes from the published warehouse (marts fct_data_loads, fct_data_freshness,
-fct_validation_results, fct_unknown_accelerators, fct_cost_reconciliation): the app never opens the
-landed store.
+fct_validation_results, fct_unknown_accelerators, fct_gpu_hour_allocations, fct_cost_reconciliation):
+the app never opens the landed store.
 """
 
 from __future__ import annotations
@@ -347,6 +347,55 @@ def _gpu_identity() -> None:
     )
 
 
+def _undeclared_sharing() -> None:
+    st.subheader("GPU sharing: GPUs several jobs held at once, each said to hold it alone")
+    gpus = data.query(
+        """with slice_hours as (
+               select gpu_id, hour_start, coalesce(mig_instance_id, -1) as slice,
+                      sum(share * allocated_seconds) / 3600 as held, count(distinct job_key) as jobs,
+                      sum(cost) as cost
+               from marts.fct_gpu_hour_allocations
+               where consumer_type = 'job'
+               group by all
+               having bool_and(sharing_mode = 'exclusive')
+           )
+           select h.gpu_id, g.host, g.gpu_model, count(*) as gpu_hours, max(h.jobs) as most_jobs_at_once,
+                  sum(h.cost)::double as cost, min(h.hour_start) as first_hour, max(h.hour_start) as last_hour
+           from slice_hours as h
+           left join marts.dim_gpus as g using (gpu_id)
+           where h.jobs > 1 and h.held > 1.001
+           group by all
+           order by cost desc, h.gpu_id"""
+    )
+    if gpus.empty:
+        st.success(
+            "No GPU was held by more jobs at once than it holds: every shared GPU says how it is shared."
+        )
+        return
+    several = f"{len(gpus):,} GPU{'s were' if len(gpus) != 1 else ' was'} held by several jobs at once"
+    st.warning(
+        f"{several}, each of which its scheduler says held the GPU alone (no MIG slice, HAMi, shard or MPS "
+        "share, no time-slicing label): the sharing is not declared, and their GPU-hours are split in "
+        "proportion to the time each job held them. Check the nodes' nvidia.com/gpu.sharing-strategy label "
+        "or the jobs' GPU requests.",
+        icon=":material/call_split:",
+    )
+    st.dataframe(
+        gpus,
+        hide_index=True,
+        column_config={
+            "gpu_id": st.column_config.TextColumn("GPU"),
+            "host": "Host",
+            "gpu_model": "GPU model",
+            "gpu_hours": st.column_config.NumberColumn("GPU-hours over-held"),
+            "most_jobs_at_once": st.column_config.NumberColumn("Most jobs at once"),
+            "cost": st.column_config.NumberColumn("Cost of those hours (USD)", format="dollar"),
+            "first_hour": st.column_config.DatetimeColumn("First (UTC)", format="YYYY-MM-DD HH:mm"),
+            "last_hour": st.column_config.DatetimeColumn("Last (UTC)", format="YYYY-MM-DD HH:mm"),
+        },
+    )
+
+
 st.title("Data health")
 if filters.require_warehouse():
     now = datetime.now(UTC)
@@ -374,4 +423,5 @@ if filters.require_warehouse():
         _validation()
     if filters.require_mart("fct_unknown_accelerators", "GPU identity"):
         _gpu_identity()
+    _undeclared_sharing()
     _reconciliation()
