@@ -616,22 +616,26 @@ REAL_SET3 = SAMPLES.parent / "real-world" / "set3"
 
 
 @pytest.mark.parametrize(
-    ("name", "says"),
+    ("name", "fmt", "says"),
     [
-        ("hami/use_sharing_card.yaml", "item 1 (gpu-pod1) has no metadata.uid or status: this is a manifest"),
-        ("k8s-dra-driver-gpu/mig-1g-12gb.yaml", "item 1 is a Namespace (expected only Pod objects)"),
-        ("k8s-dra-driver-gpu/gpu-test5.yaml", "item 1 is a Namespace (expected only Pod objects)"),
+        ("hami/use_sharing_card.yaml", "k8s_pods",
+         "item 1 (gpu-pod1) has no metadata.uid or status: this is a manifest"),
+        # the DRA specs are k8s_resource_claims' (tests/ingest/test_k8s_resource_claims.py)
+        ("k8s-dra-driver-gpu/mig-1g-12gb.yaml", "k8s_resource_claims",
+         "item 2 (mig-1g-12gb.gpu.nvidia.com) is a DeviceClass: a spec"),
+        ("k8s-dra-driver-gpu/gpu-test5.yaml", "k8s_resource_claims",
+         "item 2 (multiple-gpus) is a ResourceClaimTemplate: a spec"),
     ],
-)
+)  # fmt: skip
 def test_k8s_real_hami_and_dra_manifests_are_refused_in_one_line(
-    name: str, says: str, store: RawStore
+    name: str, fmt: str, says: str, store: RawStore
 ) -> None:
     """Real HAMi and DRA examples are what kubectl apply reads (their comments first), not what ran."""
     path = REAL_SET3 / name
     if not path.is_file():
         pytest.skip(f"real-world file not found: {path}")
     out = one(store, path)
-    assert (out.status, out.format) == ("rejected", "k8s_pods")
+    assert (out.status, out.format) == ("rejected", fmt)
     assert out.error.startswith(str(path)) and says in out.error and "\n" not in out.error
 
 

@@ -35,6 +35,8 @@ normalised to spot / on_demand / reserved from Karpenter's `karpenter.sh/capacit
 node groups' `eks.amazonaws.com/capacityType`, AKS `kubernetes.azure.com/scalesetpriority` (an AKS
 node without it is regular priority: on_demand) and GKE's `cloud.google.com/gke-spot` /
 `gke-preemptible`; `capacity_type_label` keeps the value as found.
+
+DRA's ResourceClaims, their templates and DeviceClasses (DRA_KINDS) are `kubernetes_claims`' to land.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ from gpu_ledger.ingest.sniff import Sniff, open_text
 
 POD_KINDS = ("Pod", "PodList")
 NODE_KINDS = ("Node", "NodeList")
+# Dynamic Resource Allocation's claims and specs: kubernetes_claims lands or refuses them, never pods
+DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass")
 _STAMP_COMPACT = re.compile(r"(\d{8}T\d{6})(?:\.\d+)?Z")
 _STAMP_ISO = re.compile(r"(\d{4}-\d\d-\d\d[T_ ]\d\d[:\-]?\d\d[:\-]?\d\d)(?:\.\d+)?Z")
 _MIG = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb)$")
@@ -127,7 +131,7 @@ NODE_SCHEMA: dict[str, pl.DataType] = {
 # ------------------------------------------------------------------------------------------ detection
 
 
-def _head_kind(s: Sniff) -> tuple[str, str | None]:
+def head_kind(s: Sniff) -> tuple[str, str | None]:
     """('json'|'yaml'|'', top-level kind) from the head, without parsing the whole file."""
     text = s.text.lstrip()
     if text.startswith("{"):
@@ -144,18 +148,20 @@ def _head_kind(s: Sniff) -> tuple[str, str | None]:
     return "", None
 
 
-def _item_kind(s: Sniff) -> str | None:
-    """The kind of the objects in the file: Pod or Node (the first item's kind for a List)."""
-    syntax, top = _head_kind(s)
+def item_kind(s: Sniff) -> str | None:
+    """The kind of the objects in the file: Pod, Node or one of DRA_KINDS (the first such item's kind
+    for a List or a YAML stream)."""
+    syntax, top = head_kind(s)
     if not syntax:
         return None
-    if top in POD_KINDS or top in NODE_KINDS:
+    known = ("Pod", "Node", *DRA_KINDS)
+    if top is not None and top.removesuffix("List") in known:
         return top.removesuffix("List")
     if top == "List" or syntax == "yaml":
         pattern = _JSON_KIND if syntax == "json" else re.compile(r"^\s*-?\s*kind:\s*(\w+)\s*$", re.M)
-        for kind in pattern.findall(s.text):
-            if kind in ("Pod", "Node"):
-                return kind
+        for kind in pattern.findall(s.text):  # an API server's List names its items' kind: PodList
+            if kind.removesuffix("List") in known:
+                return kind.removesuffix("List")
     return None
 
 
@@ -167,20 +173,22 @@ _EMPTY_LIST = re.compile(
 def detect_pods(s: Sniff) -> bool:
     """Pods, or kubectl's empty `List` (a namespace or cluster with no pods is a normal snapshot;
     an empty node list is not, so an empty List is taken as pods and lands nothing)."""
-    return _item_kind(s) == "Pod" or bool(_EMPTY_LIST.match(s.text.lstrip()))
+    return item_kind(s) == "Pod" or bool(_EMPTY_LIST.match(s.text.lstrip()))
 
 
 def detect_nodes(s: Sniff) -> bool:
-    return _item_kind(s) == "Node"
+    return item_kind(s) == "Node"
 
 
 # ------------------------------------------------------------------------------------------ reading
 
 
-def _read_items(ctx: LoadContext, kind: str) -> list[dict]:
+def read_items(ctx: LoadContext, kind: str, specs: tuple[str, ...] = (), status: bool = True) -> list[dict]:
+    """The file's objects of `kind`, each checked to be a snapshot of one that exists (a uid, and a status
+    where `status`); an object of a kind in `specs` (what the objects are made from) is refused first."""
     with open_text(ctx.path) as f:
         text = f.read()
-    syntax, _ = _head_kind(ctx.sniff)
+    syntax, _ = head_kind(ctx.sniff)
     try:
         if syntax == "yaml":
             import yaml  # only for `-o yaml`; the JSON path never needs it
@@ -199,18 +207,29 @@ def _read_items(ctx: LoadContext, kind: str) -> list[dict]:
     items = doc.get("items") if doc.get("kind", "").endswith("List") else [doc]
     if not isinstance(items, list):
         raise ctx.error("`items` is not a list", column="items", expected=f"a list of {kind} objects")
+    wanted = f"`kubectl get {kind.lower()}s -o json` output"
+    for i, item in enumerate(items, start=1):
+        if isinstance(item, dict) and item.get("kind") in specs:
+            name = (item.get("metadata") or {}).get("name", "?")
+            raise ctx.error(
+                f"item {i} ({name}) is a {item['kind']}: a spec (what kubectl apply reads), not a snapshot "
+                f"of what ran",
+                line=i,
+                column="kind",
+                expected=wanted,
+            )
     for i, item in enumerate(items, start=1):
         if not isinstance(item, dict) or item.get("kind", kind) != kind:
             got = item.get("kind") if isinstance(item, dict) else type(item).__name__
             raise ctx.error(f"item {i} is a {got}", line=i, column="kind", expected=f"only {kind} objects")
         meta = item.get("metadata") or {}
-        if not meta.get("uid") or "status" not in item:
+        if not meta.get("uid") or (status and "status" not in item):
             raise ctx.error(
                 f"item {i} ({meta.get('name', '?')}) has no metadata.uid or status: this is a manifest "
                 "(what kubectl apply reads), not a snapshot of what ran",
                 line=i,
                 column="metadata.uid",
-                expected=f"`kubectl get {kind.lower()}s -o json` output",
+                expected=wanted,
             )
     return items
 
@@ -228,7 +247,7 @@ def snapshot_time(path: Path) -> tuple[datetime, str]:
     return datetime.fromtimestamp(path.stat().st_mtime, UTC), "file_mtime"
 
 
-def _ts(ctx: LoadContext, value: object, row: int, column: str) -> datetime | None:
+def timestamp(ctx: LoadContext, value: object, row: int, column: str) -> datetime | None:
     if value in (None, ""):
         return None
     try:
@@ -247,6 +266,12 @@ def _count(ctx: LoadContext, value: object, row: int, column: str) -> int:
     if text.endswith("k") and text[:-1].isdigit():
         return int(text[:-1]) * 1000
     raise ctx.error(f"{value!r} is not a whole device count", line=row, column=column, expected="an integer")
+
+
+def controller_owner(meta: dict) -> dict:
+    """The object's controlling owner reference, else its first one, else {}."""
+    owners = meta.get("ownerReferences") or []
+    return next((o for o in owners if o.get("controller")), owners[0] if owners else {})
 
 
 def _labels(d: dict | None) -> list[dict[str, str]]:
@@ -286,14 +311,13 @@ def _pod_row(ctx: LoadContext, pod: dict, row: int) -> dict:
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
     requests = _gpu_requests(ctx, spec, row)
     mig = sorted((m.group(1), n) for k, n in requests.items() if (m := _MIG.match(k)))
-    owners = meta.get("ownerReferences") or []
-    owner = next((o for o in owners if o.get("controller")), owners[0] if owners else {})
+    owner = controller_owner(meta)
     finished, exit_code, c_reason, restarts = None, None, None, 0
     for cs in status.get("containerStatuses") or []:
         restarts += int(cs.get("restartCount") or 0)
         term = (cs.get("state") or {}).get("terminated")
         if term:
-            end = _ts(ctx, term.get("finishedAt"), row, "containerStatuses.state.terminated.finishedAt")
+            end = timestamp(ctx, term.get("finishedAt"), row, "containerStatuses.state.terminated.finishedAt")
             if end is not None and (finished is None or end > finished):
                 finished = end
             code = term.get("exitCode")
@@ -313,10 +337,10 @@ def _pod_row(ctx: LoadContext, pod: dict, row: int) -> dict:
         "labels": _labels(meta.get("labels")),
         "owner_kind": owner.get("kind"),
         "owner_name": owner.get("name"),
-        "created_at": _ts(ctx, meta.get("creationTimestamp"), row, "metadata.creationTimestamp"),
-        "started_at": _ts(ctx, status.get("startTime"), row, "status.startTime"),
+        "created_at": timestamp(ctx, meta.get("creationTimestamp"), row, "metadata.creationTimestamp"),
+        "started_at": timestamp(ctx, status.get("startTime"), row, "status.startTime"),
         "finished_at": finished,
-        "deleted_at": _ts(ctx, meta.get("deletionTimestamp"), row, "metadata.deletionTimestamp"),
+        "deleted_at": timestamp(ctx, meta.get("deletionTimestamp"), row, "metadata.deletionTimestamp"),
         "exit_code": exit_code,
         "container_reason": c_reason,
         "restart_count": restarts,
@@ -332,21 +356,20 @@ def _pod_row(ctx: LoadContext, pod: dict, row: int) -> dict:
     }
 
 
-def _land(ctx: LoadContext, table: str, rows: list[dict], schema: dict[str, pl.DataType]) -> None:
+def land_snapshot(ctx: LoadContext, table: str, rows: list[dict], schema: dict[str, pl.DataType]) -> None:
+    """One snapshot's rows, stamped with its time and file; the key-value lists land as maps."""
     at, source = snapshot_time(ctx.path)
     for r in rows:
         r.update(snapshot_at=at, snapshot_time_source=source, _source_file=str(ctx.path))
-    frame = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)  # noqa: F841  (read by the SQL below)
+    frame = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
     maps = [c for c, t in schema.items() if t == LABELS or c in ("gpu_resources", "mig_devices")]
-    rel = ctx.store.con.sql(
-        "select * replace (" + ", ".join(f"map_from_entries({c}) as {c}" for c in maps) + ") from frame"
-    )
-    ctx.land(table, rel)
+    replace = ", ".join(f"map_from_entries({c}) as {c}" for c in maps)
+    ctx.land(table, ctx.store.con.sql(f"select * replace ({replace}) from frame") if maps else frame)
 
 
 def load_pods(ctx: LoadContext) -> None:
-    rows = [_pod_row(ctx, pod, i) for i, pod in enumerate(_read_items(ctx, "Pod"), start=1)]
-    _land(ctx, "k8s_pods", rows, POD_SCHEMA)
+    rows = [_pod_row(ctx, pod, i) for i, pod in enumerate(read_items(ctx, "Pod"), start=1)]
+    land_snapshot(ctx, "k8s_pods", rows, POD_SCHEMA)
 
 
 # ------------------------------------------------------------------------------------------ nodes
@@ -444,14 +467,14 @@ def _node_row(ctx: LoadContext, node: dict, row: int) -> dict:
         "ready": None if ready is None else str(ready.get("status")) == "True",
         "unschedulable": bool(spec.get("unschedulable", False)),
         "labels": _labels(labels),
-        "created_at": _ts(ctx, meta.get("creationTimestamp"), row, "metadata.creationTimestamp"),
+        "created_at": timestamp(ctx, meta.get("creationTimestamp"), row, "metadata.creationTimestamp"),
         "_source_row": row,
     }
 
 
 def load_nodes(ctx: LoadContext) -> None:
-    rows = [_node_row(ctx, node, i) for i, node in enumerate(_read_items(ctx, "Node"), start=1)]
-    _land(ctx, "k8s_nodes", rows, NODE_SCHEMA)
+    rows = [_node_row(ctx, node, i) for i, node in enumerate(read_items(ctx, "Node"), start=1)]
+    land_snapshot(ctx, "k8s_nodes", rows, NODE_SCHEMA)
 
 
 PODS = Format(
