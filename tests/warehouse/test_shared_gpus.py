@@ -6,7 +6,8 @@ A100-hour), never the whole GPU. The real file of such a job (../shared/real-wor
 absent) lands with its slice and its GPU model. A vGPU guest's GPU (`GRID A100-10C`, 10 GB of a 40 GB
 A100) is an A100, not an unknown accelerator. The simulated fleet's MIG-partitioned Slurm partition
 charges each job its slice to the cent of the simulator's ground truth. A Slurm job holding shards
-(`gres/shard=2`) or an MPS share (`gres/mps=50`) is charged that part of one GPU. Two jobs that each say
+(`gres/shard=2`) or an MPS share (`gres/mps=50`) is charged that part of one GPU; so is a pod holding a GPU
+through a Kubernetes DRA claim, as the claim shares it (time-slicing, MPS). Two jobs that each say
 they hold a GPU alone, at the same time, share it without saying so: Data health names that GPU. A pod
 that asks HAMi for part of a GPU is charged that part.
 """
@@ -24,6 +25,7 @@ from streamlit.testing.v1 import AppTest
 
 from gpu_ledger.app_server import APP
 from tests.conftest import SAMPLES
+from tests.ingest.test_k8s_resource_claims import claim, exactly, sharing
 from tests.warehouse.homes import built_warehouse, query
 
 pytestmark = pytest.mark.slow
@@ -106,40 +108,75 @@ HAMI_REQUESTS = {
     "pod-two": (HAMI_PAIR, {"nvidia.com/gpumem-percentage": "60", "nvidia.com/gpucores": "40"}),
     "pod-alone": (HAMI_ALONE, {"nvidia.com/gpucores": "30"}),
 }
-HAMI_PODS = {
+
+
+# DRA: two pods take turns on DRA_SHARED's A100 through one claim NVIDIA's driver time-slices; one pod holds
+# DRA_MPS's A100 through a claim whose MPS config lets each client use half of it; all for the two hours
+DRA_SHARED, DRA_MPS = "gpu-d1", "gpu-d2"
+DRA_PODS = {"dra-one": DRA_SHARED, "dra-two": DRA_SHARED, "dra-mps": DRA_MPS}
+DRA_CLAIMS = {
     "apiVersion": "v1",
     "kind": "List",
     "items": [
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "namespace": "search", "uid": f"uid-{name}"},
-            "spec": {
-                "nodeName": host,
-                "containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "1", **shares}}}],
-            },
-            "status": {
-                "phase": "Succeeded",
-                "startTime": "2026-10-01T00:00:00Z",
-                "containerStatuses": [
-                    {"state": {"terminated": {"exitCode": 0, "finishedAt": "2026-10-01T02:00:00Z"}}}
-                ],
-            },
-        }
-        for name, (host, shares) in HAMI_REQUESTS.items()
+        claim(
+            "shared-gpu",
+            [exactly("ts-gpu")],
+            [("ts-gpu", DRA_SHARED, "gpu-0")],
+            ["dra-one", "dra-two"],
+            config=[sharing("ts-gpu", "TimeSlicing")],
+        ),
+        claim(
+            "mps-gpu",
+            [exactly("mps-gpu")],
+            [("mps-gpu", DRA_MPS, "gpu-0")],
+            ["dra-mps"],
+            config=[sharing("mps-gpu", "MPS", defaultActiveThreadPercentage=50)],
+        ),
     ],
 }
 
 
+ENDED = "2026-10-01T02:00:00Z"
+
+
+def _pod(name: str, host: str, limits: dict[str, str]) -> dict:
+    """A pod that ran on the host for the two hours, with the container's resource limits given."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "search", "uid": f"uid-{name}"},
+        "spec": {"nodeName": host, "containers": [{"name": "main", "resources": {"limits": limits}}]},
+        "status": {
+            "phase": "Succeeded",
+            "startTime": "2026-10-01T00:00:00Z",
+            "containerStatuses": [
+                {"state": {"terminated": {"exitCode": 0, "finishedAt": "2026-10-01T02:00:00Z"}}}
+            ],
+        },
+    }
+
+
 @pytest.fixture(scope="module")
-def hami_warehouse(tmp_path_factory) -> Path:
-    """HAMi pods on their costed A100s."""
-    folder = tmp_path_factory.mktemp("hami")
+def pods_warehouse(tmp_path_factory) -> Path:
+    """HAMi pods and DRA pods (asking for no nvidia.com/gpu, holding GPUs through claims) on their costed
+    A100s."""
+    folder = tmp_path_factory.mktemp("pods")
     (folder / "onprem-k8s").mkdir()
-    (folder / "onprem-k8s" / "pods-20261001T030000Z.json").write_text(json.dumps(HAMI_PODS))
-    (folder / "assets.csv").write_text(_assets(HAMI_PAIR, HAMI_ALONE))
-    (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(HAMI_PAIR, HAMI_ALONE)))
-    return built_warehouse(tmp_path_factory.mktemp("hami_home"), folder)
+    pods = [
+        *(
+            _pod(name, host, {"nvidia.com/gpu": "1", **shares})
+            for name, (host, shares) in HAMI_REQUESTS.items()
+        ),
+        *(_pod(name, host, {"cpu": "4"}) for name, host in DRA_PODS.items()),
+    ]
+    (folder / "onprem-k8s" / "pods-20261001T030000Z.json").write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": pods})
+    )
+    (folder / "onprem-k8s" / "resourceclaims-20261001T030000Z.json").write_text(json.dumps(DRA_CLAIMS))
+    hosts = (HAMI_PAIR, HAMI_ALONE, DRA_SHARED, DRA_MPS)
+    (folder / "assets.csv").write_text(_assets(*hosts))
+    (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(*hosts)))
+    return built_warehouse(tmp_path_factory.mktemp("pods_home"), folder)
 
 
 @pytest.fixture(scope="module")
@@ -284,11 +321,14 @@ def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim
     assert worst < 0.005, f"a simulated MIG job's cost differs from the ground truth by {worst}"
 
 
-def test_hami_pods_are_charged_what_they_declared_and_split_a_gpu_they_overfill(hami_warehouse: Path):
+def test_hami_pods_are_charged_what_they_declared_and_split_a_gpu_they_overfill(pods_warehouse: Path):
     """A HAMi pod is charged the largest part of a GPU it asked for (cores or memory): alone, 30 % of
     the cores is 0.3 of the GPU-hour and the rest is idle; the example pair asks 0.6 each, more than
     the GPU, so they split it in proportion, half each, and nothing is idle."""
-    jobs = query(hami_warehouse, "select name, sharing_mode, gpu_share from marts.dim_jobs order by 1")
+    jobs = query(
+        pods_warehouse,
+        "select name, sharing_mode, gpu_share from marts.dim_jobs where name not like 'dra-%' order by 1",
+    )
     assert [(name, mode, round(share, 9)) for name, mode, share in jobs] == [
         ("pod-alone", "hami", 0.3),
         ("pod-one", "hami", 0.6),
@@ -297,7 +337,7 @@ def test_hami_pods_are_charged_what_they_declared_and_split_a_gpu_they_overfill(
     costs = {
         (host, consumer): cost
         for host, consumer, cost in query(
-            hami_warehouse,
+            pods_warehouse,
             """select g.host, coalesce(j.name, 'idle'), sum(a.cost)
                 from marts.fct_gpu_hour_allocations as a
                 inner join marts.dim_gpus as g using (gpu_id)
@@ -307,7 +347,7 @@ def test_hami_pods_are_charged_what_they_declared_and_split_a_gpu_they_overfill(
     }
     gpu_cost = dict(
         query(
-            hami_warehouse,
+            pods_warehouse,
             """select g.host, sum(h.effective_cost)
                 from marts.fct_gpu_hours as h inner join marts.dim_gpus as g using (gpu_id) group by 1""",
         )
@@ -322,6 +362,32 @@ def test_hami_pods_are_charged_what_they_declared_and_split_a_gpu_they_overfill(
     for (host, consumer), part in expected.items():
         assert abs(costs[host, consumer] - gpu_cost[host] * part) <= Decimal("0.01"), (host, consumer)
     assert costs.get((HAMI_PAIR, "idle"), 0) <= Decimal("0.01")
+
+
+def test_dra_pods_hold_the_gpus_their_claims_were_given_shared_as_the_claim_says(pods_warehouse: Path):
+    """Pods that ask for no nvidia.com/gpu hold their claims' devices: the two on the time-sliced claim take
+    turns and pay half each; the MPS pod declared half of its GPU, and the other half is idle."""
+    jobs = query(
+        pods_warehouse,
+        """select name, gpus_allocated, sharing_mode, gpu_share from marts.dim_jobs
+            where name like 'dra-%' order by 1""",
+    )
+    assert jobs == [
+        ("dra-mps", 1, "mps", 0.5),
+        ("dra-one", 1, "time_slicing", 1.0),
+        ("dra-two", 1, "time_slicing", 1.0),
+    ]
+    for host, expected in (
+        (DRA_SHARED, {"kubernetes:onprem-k8s:uid-dra-one": 2, "kubernetes:onprem-k8s:uid-dra-two": 2}),
+        (DRA_MPS, {"kubernetes:onprem-k8s:uid-dra-mps": 2, "idle": 2}),
+    ):
+        _, costs, gpu_cost = _held_and_paid(pods_warehouse, host)
+        assert set(costs) - {"idle"} == set(expected) - {"idle"}, host
+        assert abs(sum(costs.values()) - gpu_cost) < Decimal("0.01")
+        if "idle" not in expected:
+            assert costs.get("idle", 0) <= Decimal("0.01"), host
+        for consumer, parts in expected.items():
+            assert abs(costs[consumer] - gpu_cost / parts) <= Decimal("0.01"), (host, consumer)
 
 
 def test_the_real_sacct_of_a_mig_job_lands_with_its_slice(real_world_warehouse: Path):

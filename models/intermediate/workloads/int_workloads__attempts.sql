@@ -9,8 +9,10 @@
     DCGM on its first host, else its typed gres) and which MIG slice (a pod's MIG resource, a Slurm
     job's typed GRES). sharing_mode says how the attempt shared its GPUs: `mig` (it held a MIG slice),
     `hami` (a pod that asked HAMi for part of a GPU: nvidia.com/gpucores, gpumem-percentage or gpumem,
-    kept as the declared_* columns), `time_slicing` or `mps` (a pod on a node whose GPUs the NVIDIA
-    device plugin shares so, its `nvidia.com/gpu.sharing-strategy` label), `shard` or `mps` (a Slurm
+    kept as the declared_* columns), `time_slicing` or `mps` (a pod whose DRA claim shares its devices
+    so: int_workloads__pod_claims, which also gives the GPU count and MIG profile of a pod that asks
+    for GPUs only through claims; or a pod on a node whose GPUs the NVIDIA device plugin shares so, its
+    `nvidia.com/gpu.sharing-strategy` label), `shard` or `mps` (a Slurm
     job holding gres/shard or gres/mps: int_workloads__slurm_attempts, its part of the GPU kept as
     declared_compute_pct), `vgpu` (its host's GPU is an NVIDIA vGPU guest:
     int_inventory__dcgm_models), else `exclusive`.
@@ -29,6 +31,10 @@ generic as (
 
 pod_nodes as (
     select * from {{ ref('int_workloads__pod_nodes') }}
+),
+
+pod_claims as (
+    select * from {{ ref('int_workloads__pod_claims') }}
 ),
 
 dcgm_series as (
@@ -97,23 +103,28 @@ pod_jobs as (
             product_models.gpu_model,
             host_gpu_models.gpu_model
         ) as gpu_model,
-        pods.mig_profile,
+        coalesce(pods.mig_profile, pod_claims.mig_profile) as mig_profile,
         case
-            when pods.mig_profile is not null then 'mig'
+            when coalesce(pods.mig_profile, pod_claims.mig_profile) is not null then 'mig'
             when
                 coalesce(pods.hami_gpu_cores_pct, pods.hami_gpu_memory_pct, pods.hami_gpu_memory_mib) is not null
                 then 'hami'
+            when pod_claims.sharing_mode in ('mig', 'mps', 'time_slicing') then pod_claims.sharing_mode
             when pod_nodes.gpu_sharing_strategy = 'time-slicing' then 'time_slicing'
             when pod_nodes.gpu_sharing_strategy = 'mps' then 'mps'
             when host_gpu_models.is_vgpu then 'vgpu'
             else 'exclusive'
         end as sharing_mode,
-        cast(pods.hami_gpu_cores_pct as double) as declared_compute_pct,
+        cast(coalesce(pods.hami_gpu_cores_pct, pod_claims.mps_active_thread_pct) as double) as declared_compute_pct,
         pods.hami_gpu_memory_pct as declared_memory_pct,
         pods.hami_gpu_memory_mib as declared_memory_mib,
         pods.state,
         pods.end_reason,
-        pods.gpus_allocated,
+        coalesce(
+            nullif(pods.gpus_allocated, 0),
+            pod_claims.claimed_gpus + pod_claims.claimed_mig_devices,
+            pods.gpus_allocated
+        ) as gpus_allocated,
         case
             when pods.node_name is not null then {{ one_item_list('pods.node_name') }}
             else {{ empty_string_list() }}
@@ -127,6 +138,8 @@ pod_jobs as (
     from pods
     left join pod_nodes
         on pods.job_key = pod_nodes.job_key
+    left join pod_claims
+        on pods.job_key = pod_claims.job_key
     left join instance_catalogue
         on pod_nodes.instance_type = instance_catalogue.instance_type
     left join gpu_models as product_models
