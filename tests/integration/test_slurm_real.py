@@ -3,8 +3,9 @@
 Why: the sacct loader is written from documentation and third-party samples; this test proves it
 against the exact text Slurm 22.05 prints for every job outcome a FinOps user pays for (completed
 with steps, multi-node, failed, cancelled by another uid, timed out, array tasks, requeued, still
-running, not yet started, sharing a GPU through Slurm's sharding). It needs root and the Debian packages of scripts/system-deps.sh, and skips
-cleanly without them. Most of its ~2 minutes is the TIMEOUT job's one-minute limit.
+running, not yet started, sharing a GPU through Slurm's sharding). It needs root and the Debian
+packages of scripts/system-deps.sh, and skips cleanly without them. Most of its ~2 minutes is the
+TIMEOUT job's one-minute limit.
 
 Set GPU_LEDGER_SAVE_SACCT_CAPTURE=<dir> to keep the two captured files; one run's headered file is kept
 as sacct_slurm-22.05_matrix.txt beside this module, and test_saved_real_capture_lands ingests it on any
