@@ -7,7 +7,10 @@
        a node gets gpus_allocated / nodes GPUs (N), spread evenly over the node's M GPUs, share N / M
        on each (a MIG request counts its slices' g/7). M and the GPU ids come from the GPUs DCGM saw
        on the node during the attempt, else the node's GPU count (ids `<instance_id>:<index>`, or
-       `<hostname>:<index>` where only the host is known), else N itself.
+       `<hostname>:<index>` where only the host is known), else N itself. A host the scheduler names
+       but no pod node gives (a Slurm node) is looked up in the machines by its short name
+       (int_inventory__machines: an on-prem asset of that hostname gives its asset id and GPU count),
+       so a job on a server without DCGM is charged on that server's GPUs.
     Start and end are the scheduler's (not sample times); an attempt still running holds its GPUs
     to the end of the observation window (int_workloads__job_holds).
 #}
@@ -23,6 +26,20 @@ consumers as (
     select * from {{ ref('int_workloads__dcgm_gpu_consumers') }}
 ),
 
+machines as (
+    select * from {{ ref('int_inventory__machines') }}
+),
+
+named_machines as (
+    select
+        short_host_key,
+        max(instance_id) as instance_id,
+        max(gpu_count) as gpu_count
+    from machines
+    group by short_host_key
+    having count(*) = 1
+),
+
 unlabelled as (
     select holds.*
     from holds
@@ -32,7 +49,7 @@ unlabelled as (
         and holds.host_count > 0
 ),
 
-unlabelled_hosts as (
+unlabelled_host_rows as (
     select
         unlabelled.job_key,
         unlabelled.instance_id,
@@ -43,6 +60,23 @@ unlabelled_hosts as (
         unlabelled.gpus_allocated * unlabelled.slice_share / unlabelled.host_count as gpus_on_host
     from unlabelled,
         {{ unnest_rows('unlabelled.hostnames', 'host', 'hostname') }}
+),
+
+unlabelled_hosts as (
+    select
+        unlabelled_host_rows.job_key,
+        coalesce(unlabelled_host_rows.instance_id, named_machines.instance_id) as instance_id,
+        coalesce(unlabelled_host_rows.node_gpu_count, named_machines.gpu_count) as node_gpu_count,
+        unlabelled_host_rows.started_at,
+        unlabelled_host_rows.held_until,
+        unlabelled_host_rows.hostname,
+        unlabelled_host_rows.gpus_on_host
+    from unlabelled_host_rows
+    left join named_machines
+        on
+            unlabelled_host_rows.instance_id is null
+            and lower({{ dbt.split_part('unlabelled_host_rows.hostname', "'.'", 1) }})
+            = named_machines.short_host_key
 ),
 
 host_dcgm_gpus as (
