@@ -32,15 +32,19 @@ def test_every_gpu_hour_costs_what_the_ground_truth_says(con, sim: Path):
         "effective_cost",
         "energy_kwh",
     )
-    gpus = con.sql("select gpu_id, gpu_uuid, instance_id, gpu_index from marts.dim_gpus").pl()
-    # a GPU without telemetry has no UUID in the warehouse: it is its instance's <instance>:<index>
-    unmonitored = (
-        truth.join(gpus.filter(pl.col("gpu_uuid").is_null()), on="instance_id")
-        .select("gpu_uuid", "gpu_id")
-        .unique("gpu_uuid")
-    )
-    truth = truth.join(unmonitored, on="gpu_uuid", how="left").with_columns(
-        pl.coalesce("gpu_id", "gpu_uuid").alias("gpu_id")
+    gpus = con.sql("select gpu_id, gpu_uuid, instance_id from marts.dim_gpus").pl()
+    # a GPU without telemetry has no UUID in the warehouse (it is its instance's <instance>:<index>), and
+    # nothing tells the GPUs of one unmonitored machine apart: those are compared per machine-hour
+    unmonitored = gpus.filter(pl.col("gpu_uuid").is_null())
+    truth = (
+        truth.with_columns(
+            pl.when(pl.col("instance_id").is_in(unmonitored["instance_id"].implode()))
+            .then(pl.col("instance_id"))
+            .otherwise(pl.col("gpu_uuid"))
+            .alias("gpu_id")
+        )
+        .group_by("gpu_id", "hour_start")
+        .agg(pl.col("effective_cost", "energy_kwh").sum(), pl.len().alias("gpus"))
     )
     built = (
         con.sql(
@@ -49,11 +53,20 @@ def test_every_gpu_hour_costs_what_the_ground_truth_says(con, sim: Path):
         )
         .pl()
         .with_columns(pl.col("hour_start").dt.convert_time_zone("UTC"))
+        .join(
+            unmonitored.select(pl.col("gpu_id"), pl.col("instance_id").alias("machine")),
+            on="gpu_id",
+            how="left",
+        )
+        .with_columns(pl.coalesce("machine", "gpu_id").alias("gpu_id"))
+        .group_by("gpu_id", "hour_start")
+        .agg(pl.col("cost", "energy_kwh").sum(), pl.len().alias("gpus_built"))
     )
     joined = truth.join(built, on=["gpu_id", "hour_start"], how="full", coalesce=True)
     assert joined.filter(pl.col("cost").is_null() | pl.col("effective_cost").is_null()).height == 0
     assert (joined["cost"] - joined["effective_cost"]).abs().max() < 1e-6
     assert joined["cost"].sum() == pytest.approx(joined["effective_cost"].sum(), abs=0.01)
+    assert (joined["gpus"] == joined["gpus_built"]).all()
 
 
 def test_each_gpu_hours_consumers_add_up_to_its_cost(con):

@@ -36,10 +36,11 @@ def truth(sim: Path, warehouse: Path) -> pl.DataFrame:
     unmonitored = _read(
         warehouse,
         "select instance_id, gpu_id as unmonitored_gpu_id from marts.dim_gpus where not is_monitored",
-    )
-    # every unmonitored GPU of the simulated fleet sits on a machine of its own kind (the T4 pool):
-    # one GPU per instance, so the instance names the dim_gpus row
-    assert unmonitored["instance_id"].is_unique().all()
+    ).join(periods.filter(pl.col("cause") == "unmonitored").select("instance_id").unique(), on="instance_id")
+    # the unmonitored GPUs idle in the ground truth sit on machines of one GPU each (the T4 pool), so
+    # the instance names the dim_gpus row (the fleet's other unmonitored machines, the shared Slurm
+    # servers, always ran jobs)
+    assert unmonitored.height > 0 and unmonitored["instance_id"].is_unique().all()
     return periods.join(unmonitored, on="instance_id", how="left").with_columns(
         pl.when(pl.col("cause") == "unmonitored")
         .then(pl.col("unmonitored_gpu_id"))

@@ -295,10 +295,18 @@ def test_data_health_names_the_gpu_two_exclusive_jobs_held_at_once(shared_wareho
     assert table["most_jobs_at_once"].tolist() == [2] and table["gpu_hours"].tolist() == [2]
 
 
+def _truth_jobs(sim: Path) -> pl.DataFrame:
+    """The simulator's ground truth per job attempt."""
+    return pl.read_csv(
+        sim / "ground_truth" / "jobs.csv",
+        schema_overrides={"job_id": pl.String, "gpu_share": pl.Float64, "gpu_sharing": pl.String},
+    )
+
+
 def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim: Path, warehouse: Path):
     """The simulator's MIG-partitioned Slurm partition (a100-mig): every job that held a slice is a mig
     job with its slice's g/7 and costs what the simulator's ground truth says, to the cent."""
-    truth = pl.read_csv(sim / "ground_truth" / "jobs.csv", schema_overrides={"job_id": pl.String}).filter(
+    truth = _truth_jobs(sim).filter(
         (pl.col("scheduler") == "slurm") & pl.col("mig_profile").is_not_null() & (pl.col("gpu_seconds") > 0)
     )
     assert truth.height >= 20, "the simulated fleet has no Slurm MIG pool"
@@ -309,16 +317,41 @@ def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim
                 from marts.dim_jobs as d inner join marts.fct_job_costs as f using (job_key)
                 where d.scheduler = 'slurm' and d.mig_profile is not null""",
         ),
-        schema=["job_id", "profile", "sharing_mode", "gpu_share", "cost"],
+        schema=["job_id", "profile", "sharing_mode", "share", "cost_ours"],
         orient="row",
     )
     joined = truth.join(ours, on="job_id", how="left")
     assert joined.filter(pl.col("profile") != pl.col("mig_profile")).is_empty()
     assert (joined["sharing_mode"] == "mig").all()
     slices = joined["mig_profile"].str.extract(r"^(\d+)g", 1).cast(pl.Float64)
-    assert ((joined["gpu_share"] - slices / 7).abs() < 1e-12).all()
-    worst = (joined["cost"] - joined["cost_right"].cast(pl.Float64)).abs().max()
+    assert ((joined["share"] - slices / 7).abs() < 1e-12).all()
+    worst = (joined["cost"] - joined["cost_ours"].cast(pl.Float64)).abs().max()
     assert worst < 0.005, f"a simulated MIG job's cost differs from the ground truth by {worst}"
+
+
+def test_the_simulated_slurm_shard_and_mps_jobs_pay_their_part_to_the_cent(sim: Path, warehouse: Path):
+    """The simulator's shared L40S partition (l40s-shared): jobs holding shards or an MPS share of a GPU,
+    several at once on each, on servers that run no DCGM. Nothing says which GPU a job held, so each
+    job's part is spread over its server's GPUs, which cost the same: each job costs what the ground
+    truth (its part of the GPU it really held) says, to the cent, with its sharing mode and part."""
+    truth = _truth_jobs(sim).filter(pl.col("gpu_sharing").is_not_null() & (pl.col("gpu_seconds") > 0))
+    assert set(truth["gpu_sharing"]) == {"shard", "mps"}, "the simulated fleet has no shared Slurm pool"
+    assert truth.height >= 50
+    ours = pl.DataFrame(
+        query(
+            warehouse,
+            """select d.job_id, d.sharing_mode, d.gpu_share, f.cost
+                from marts.dim_jobs as d inner join marts.fct_job_costs as f using (job_key)
+                where d.scheduler = 'slurm' and d.sharing_mode in ('shard', 'mps')""",
+        ),
+        schema=["job_id", "sharing_mode", "share", "cost_ours"],
+        orient="row",
+    )
+    joined = truth.join(ours, on="job_id", how="left")
+    assert (joined["sharing_mode"] == joined["gpu_sharing"]).all()
+    assert ((joined["share"] - joined["gpu_share"]).abs() < 1e-12).all()
+    worst = (joined["cost_ours"].cast(pl.Float64) - joined["cost"]).abs().max()
+    assert worst < 0.005, f"a simulated shard or MPS job's cost differs from the ground truth by {worst}"
 
 
 def test_hami_pods_are_charged_what_they_declared_and_split_a_gpu_they_overfill(pods_warehouse: Path):

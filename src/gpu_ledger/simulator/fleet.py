@@ -277,6 +277,28 @@ POOLS: tuple[Pool, ...] = (
         "production",
         mig_layout=("3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"),
     ),
+    Pool(
+        # L40S servers whose GPUs Slurm shares: jobs ask for shards (gres/shard, 8 per GPU) or an MPS share
+        # (gres/mps, 100 per GPU) of one GPU, several at once on each; each is charged its part of the
+        # GPU-hour and the rest is idle. The servers run no DCGM (dcgm-exporter's job mapping would copy one
+        # device's values to every job sharing it), so nothing says which GPU a job held. Last in the list:
+        # one generator serves the pools in turn, so the pools before it draw what they drew without it.
+        "l40s-shared",
+        ONPREM,
+        "eu-central",
+        ("fra-dc1",),
+        SLURM,
+        "slurm",
+        "poweredge-r760xa",
+        "slurm_shared",
+        0.0,
+        1,
+        "owned",
+        "platform",
+        "shared-platform",
+        "production",
+        monitored=False,
+    ),
 )
 
 

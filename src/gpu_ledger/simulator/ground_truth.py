@@ -33,8 +33,12 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   warehouse cannot know its GPUs, so it keeps the instance's whole cost on one unmonitored GPU of
   unknown model (`<instance_id>:0`); the simulated ones hold one GPU, so the GPU-hours match.
 - Attribution (interface §5): within a GPU-hour, a consumer's cost is the GPU-hour's cost x share x
-  allocated seconds / seconds the instance ran in that hour; share is 1 for a whole GPU and g/7 for
-  a MIG slice. Whatever is left of the GPU-hour is idle. `gpu_seconds` = allocated seconds x share.
+  allocated seconds / seconds the instance ran in that hour; share is 1 for a whole GPU, g/7 for
+  a MIG slice, and the part of its GPU a Slurm job's shards (of 8) or MPS share (of 100) are. Whatever
+  is left of the GPU-hour is idle (jobs that share a GPU never hold more than it together).
+  `gpu_seconds` = allocated seconds x share. The shared Slurm servers run no DCGM, so the warehouse
+  cannot know which GPU a job held and spreads its part over the server's GPUs; they cost the same
+  (no energy is measured), so each job's cost matches the GPU it really held.
 - Owners: a job's team comes from its labels, its Slurm account or its namespace through the org
   map; jobs that map to nobody are `unallocated`. Idle time belongs to the instance's `team` tag, or
   to `unallocated` on an untagged instance.
@@ -47,7 +51,7 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   their slices' activity x g/7), split where the job on the GPU changes, lasting at least 2 hours.
   started_at = first low sample; ended_at = the sample after the last low one (still_open when the
   run reaches the window's end on a running instance). cause: job_idle when a job held the GPU,
-  no_job when none did, unmonitored for a GPU without telemetry and without jobs. cost = the GPU's
+  no_job when none did, unmonitored for a GPU without telemetry on a machine no job ran on. cost = the GPU's
   cost over the period: each overlapped GPU-hour's cost x overlap seconds / seconds the instance ran.
 - Training runs: attempts share a run_id; interruption_overhead_pct =
   100 x interrupted_attempts_cost / completed_attempt_cost (empty while the run has not completed).
@@ -210,7 +214,7 @@ def allocation_hours(fleet: Fleet, gpu_cost: pl.DataFrame) -> pl.DataFrame:
             on=["gpu_uuid", "gpu_instance_id"],
             how="left",
         )
-        .with_columns((pl.col("compute_slices").fill_null(7) / 7).alias("share"))
+        .with_columns(pl.coalesce(pl.col("compute_slices") / 7, "gpu_share", 1.0).alias("share"))
     )
     a = (
         a.filter(pl.col("ended_at") > pl.col("started_at"))
@@ -287,6 +291,8 @@ def jobs(fleet: Fleet, slices: pl.DataFrame, allocation_sums: pl.DataFrame) -> p
             "end_reason",
             "gpus_allocated",
             "mig_profile",
+            "gpu_sharing",
+            "gpu_share",
         )
         .join(per_job, on="job_key", how="left")
         .join(usage, on="job_key", how="left")
@@ -440,9 +446,12 @@ def idle_periods(
             .alias("cause")
         )
     )
-    # GPUs without telemetry: their whole life less the time jobs held them
+    # GPUs without telemetry on machines no job ran on, idle their whole life (on a machine where jobs
+    # ran, nothing says which of its GPUs they held)
+    busy_instances = fleet.allocations.join(gpus, on="gpu_uuid").select("instance_id").unique()
     unmonitored = (
         fleet.instances.filter(~pl.col("is_monitored"))
+        .join(busy_instances, on="instance_id", how="anti")
         .join(gpus, on="instance_id")
         .select(
             "gpu_uuid",
@@ -453,7 +462,6 @@ def idle_periods(
             pl.lit(None, pl.Utf8).alias("job_key"),
         )
     )
-    unmonitored = unmonitored.join(fleet.allocations.select("gpu_uuid").unique(), on="gpu_uuid", how="anti")
     periods = (
         pl.concat([measured.select(unmonitored.columns), unmonitored])
         .join(gpus, on="gpu_uuid")

@@ -95,6 +95,9 @@ JOBS_SCHEMA = {
     "exit_code": pl.Utf8,  # Slurm "0:0" style; Kubernetes container exit code as text
     "gpus_allocated": pl.Int32,  # whole GPUs, or 1 for a MIG slice
     "mig_profile": pl.Utf8,  # null unless the job holds a MIG slice
+    "gpu_sharing": pl.Utf8,  # shard | mps: it holds part of one GPU (Slurm gres/shard, gres/mps); else null
+    "gpu_sharing_count": pl.Int32,  # the shards or MPS share it asked for (gres/shard=2, gres/mps=50)
+    "gpu_share": pl.Float64,  # that part of its GPU: shards / 8, MPS / 100; null for a whole GPU or slice
     "gpu_model": pl.Utf8,
     "hostnames": pl.List(pl.Utf8),  # nodes the attempt ran on
     "time_limit_min": pl.Int32,
@@ -112,6 +115,7 @@ ALLOCATIONS_SCHEMA = {
     "behaviour": pl.Utf8,  # utilisation pattern: see simulator.telemetry_model.BEHAVIOURS
     "util_level": pl.Float64,  # behaviour's typical utilisation, 0..1
     "fb_used_mib": pl.Int64,  # steady framebuffer the workload holds
+    "gpu_share": pl.Float64,  # the part of the GPU held (a shard or MPS share); null: the whole GPU or slice
 }
 
 INSTANCE_HOURS_SCHEMA = {

@@ -27,7 +27,9 @@ with its header row. Why each quirk is kept (ingest must handle every one of the
   the last attempt show State `REQUEUED`.
 - NodeList is a Slurm hostlist expression (`gpu-[01-04,07]`), `None assigned` before a job starts.
 - AllocTRES is `billing=B,cpu=C,gres/gpu:<type>=N,gres/gpu=N,mem=M,node=K`; `gres/gpu` is the total
-  (do not add the typed entry to it). A MIG slice is `gres/gpu:<type>_<profile>=1,gres/gpu=1`.
+  (do not add the typed entry to it). A MIG slice is `gres/gpu:<type>_<profile>=1,gres/gpu=1`; a job
+  sharing a GPU holds `gres/shard=N` or `gres/mps=N` and no gres/gpu, as Slurm 22.05 prints it
+  (`billing=1,cpu=1,gres/shard=2,mem=1000M,node=1`).
 - WCKey is the job's `project-id` label (empty when it has none); Comment carries the job's labels as
   `key=value` pairs joined by `,` (the site convention `sbatch --comment=team-id=...,project-id=...`).
 - Group is the user's own name (user private groups); QOS is `normal`.
@@ -236,13 +238,17 @@ def tres_string(
     gpu_type: str | None,
     nodes: int,
     billing: int | None,
+    sharing: tuple[str, int] | None = None,
 ) -> str:
-    """A TRES string in Slurm's fixed order: billing, cpu, gres/gpu:<type>, gres/gpu, mem, node."""
+    """A TRES string in Slurm's fixed order: billing, cpu, gres/gpu:<type>, gres/gpu, mem, node; a job
+    sharing a GPU holds `gres/shard=N` or `gres/mps=N` (`sharing`) where the GPU entries would be."""
     parts: list[str] = []
     if billing is not None:
         parts.append(f"billing={billing}")
     parts.append(f"cpu={cpus}")
-    if gpus:
+    if sharing:
+        parts.append(f"gres/{sharing[0]}={sharing[1]}")
+    elif gpus:
         if gpu_type:
             parts.append(f"gres/gpu:{gpu_type}={gpus}")
         parts.append(f"gres/gpu={gpus}")
@@ -336,7 +342,8 @@ def _job_rows(job: dict, state: str, window_end: datetime, zone: ZoneInfo | None
     nnodes = max(1, len(hosts))
     labels = _labels_dict(job["labels"])
     exit_code = job["exit_code"] or "0:0"
-    billing = _billing(cpus, gpus, mig)
+    sharing = (job["gpu_sharing"], int(job["gpu_sharing_count"])) if job["gpu_sharing"] else None
+    billing = _billing(cpus, 0 if sharing else gpus, mig)
 
     if never_started:
         start_s = "None" if ended is not None else "Unknown"
@@ -350,9 +357,17 @@ def _job_rows(job: dict, state: str, window_end: datetime, zone: ZoneInfo | None
         elapsed = int(((ended or window_end) - started).total_seconds())
         nodelist = compress_hostlist(hosts)
         alloc_tres = tres_string(
-            cpus=cpus, mem_mb=mem_mb, gpus=gpus, gpu_type=gtype, nodes=nnodes, billing=billing
+            cpus=cpus,
+            mem_mb=mem_mb,
+            gpus=gpus,
+            gpu_type=gtype,
+            nodes=nnodes,
+            billing=billing,
+            sharing=sharing,
         )
-    req_tres = tres_string(cpus=cpus, mem_mb=mem_mb, gpus=gpus, gpu_type=None, nodes=nnodes, billing=billing)
+    req_tres = tres_string(
+        cpus=cpus, mem_mb=mem_mb, gpus=gpus, gpu_type=None, nodes=nnodes, billing=billing, sharing=sharing
+    )
     limit = job["time_limit_min"]
     fields = {
         "JobID": job_id,
@@ -406,6 +421,7 @@ def _job_rows(job: dict, state: str, window_end: datetime, zone: ZoneInfo | None
             gpu_type=gtype,
             nodes=n,
             billing=billing if suffix == "extern" else None,
+            sharing=sharing,
         )
         values = {
             "JobID": f"{job_id}.{suffix}",
