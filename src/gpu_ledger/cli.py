@@ -139,6 +139,10 @@ def guarded(command: Callable[..., int]) -> Callable[..., int]:
         logs.configure(verbose=settings().verbose, quiet=settings().quiet)
         try:
             return command(*args, **kwargs)
+        except BrokenPipeError:  # the reader of our output went away (gpu-ledger sql ... | head): done
+            # what is still buffered for it goes nowhere, so flushing at exit cannot fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return OK
         except HomeBusy as exc:
             _error(exc)
             return DID_NOT_RUN
@@ -1250,9 +1254,6 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("gpu-ledger: interrupted", err=True)
         return 130
-    except BrokenPipeError:  # the reader of our output went away (gpu-ledger sql ... | head)
-        sys.stderr.close()
-        return OK
     finally:
         logs.reset()
     return code if isinstance(code, int) else OK
