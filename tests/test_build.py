@@ -248,6 +248,14 @@ def test_the_build_shows_its_progress_and_a_summary_and_a_selected_build_publish
     assert [r["unique_id"] for r in executed if r["unique_id"].startswith("model.")] == [
         "model.gpu_ledger.dim_gpus"
     ]
+    # a selector that matches nothing is a usage error in one line, not dbt's log and a failure
+    typo = cli("build", "--home", str(home), "--select", "fct_nonexistent+")
+    assert (typo.returncode, typo.stdout) == (2, "")
+    assert typo.stderr == (
+        "gpu-ledger build: 'fct_nonexistent+' matches no model, test or seed of the project: nothing was "
+        "built, the published warehouse is unchanged\n"
+    )
+    assert published_marts(home) == marts and _tables(home / "warehouse.duckdb") == tables
 
 
 def published_marts(home: Path) -> set[str]:

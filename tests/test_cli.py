@@ -183,6 +183,17 @@ def test_export_refuses_a_file_type_it_cannot_write(tmp_path: Path):
     assert not out.exists()
 
 
+def test_export_refuses_a_folder_that_does_not_exist(tmp_path: Path):
+    """A typo in --out's folder is refused in one line, not made into a new folder."""
+    out = tmp_path / "no-such-dir" / "focus.csv"
+    result = gpu_ledger("export", "focus", "--home", str(tmp_path), "--out", str(out))
+    assert result.returncode == 2
+    assert _one_line(result.stderr) == (
+        f"gpu-ledger export focus: cannot write {out}: there is no folder {out.parent} (make it first)"
+    )
+    assert not out.parent.exists()
+
+
 def test_export_refuses_a_focus_version_it_cannot_write(tmp_path: Path):
     out = tmp_path / "focus.csv"
     result = gpu_ledger(

@@ -133,6 +133,42 @@ def test_every_statement_of_a_script_shows_its_result(handmade: Path):
     assert refused.returncode == 1 and refused.stdout == "" and "`DROP` is not allowed" in refused.stderr
 
 
+def test_a_comment_after_the_last_semicolon_is_part_of_the_script(handmade: Path):
+    """`.sql` files end so: the `;` and the comments after a statement's last word are not run."""
+    script = "select 1 as a; -- the first\nselect '--;' as b /* two */ ; /* end */\n-- the end\n"
+    csv = gpu_ledger("sql", "--home", str(handmade), "--format", "csv", script)
+    assert (csv.returncode, csv.stderr, csv.stdout) == (0, "", "a\n1\n\nb\n--;\n")
+    table = gpu_ledger("sql", "--home", str(handmade), "select count(*) as n from marts.fct_costs; -- 3")
+    assert table.returncode == 0 and table.stdout.splitlines()[2].strip() == "3", table
+
+
+def test_a_reader_that_stops_early_ends_the_query_quietly(handmade: Path):
+    """`gpu-ledger sql ... | head -1`: when the pipe's reader goes away, sql stops with status 0 and says
+    nothing, every time (whether the pipe breaks while it writes or when it flushes at exit)."""
+    for output in ("table", "csv", "csv", "json", "table"):
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gpu_ledger.cli",
+                "sql",
+                "--home",
+                str(handmade),
+                "--format",
+                output,
+                "--max-rows",
+                "5000",
+                "select * from range(50000)",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=Path(__file__).parents[1],
+        )
+        assert child.stdout.readline()
+        child.stdout.close()
+        assert (child.wait(timeout=120), child.stderr.read()) == (0, b""), output
+
+
 def test_money_prints_to_the_cent_and_json_numbers_are_numbers(handmade: Path):
     query = (
         "select team, effective_cost, ListUnitPrice, ConsumedQuantity, share "

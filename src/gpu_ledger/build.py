@@ -36,6 +36,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -394,6 +395,11 @@ def _identity(path: Path) -> list[int]:
     """The published file's inode, size and modification time: another file in its place differs."""
     stat = path.stat()
     return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+
+
+def unmatched_selectors(output: str) -> list[str]:
+    """The --select/--exclude criteria dbt said match no node of the project, from its output."""
+    return re.findall(r"The selection criterion '([^']*)' does not match any enabled nodes", output)
 
 
 def built_marts(target: Path) -> set[str]:

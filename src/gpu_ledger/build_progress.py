@@ -140,7 +140,7 @@ class BuildProgress:
     def summary(self) -> str:
         """One line: how long dbt took, what it built, how its data tests came out."""
         built = [
-            _plural(self.count(kind, "success"), noun)
+            plural(self.count(kind, "success"), noun)
             for kind, noun in (("model", "model"), ("seed", "seed"), ("snapshot", "snapshot"))
             if self.count(kind)
         ]
@@ -181,8 +181,9 @@ def duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def plural(n: int, noun: str) -> str:
+    """`1 file`, `2 files`, `1,353 rows`."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _one_line(text: str, limit: int = 200) -> str:

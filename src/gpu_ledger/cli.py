@@ -33,6 +33,7 @@ from typing import Any
 import click
 
 from gpu_ledger import __version__, logs
+from gpu_ledger.build_progress import plural
 from gpu_ledger.export import DEFAULT_VERSION as DEFAULT_FOCUS_VERSION
 from gpu_ledger.export import FOCUS_VERSIONS
 from gpu_ledger.home import DEFAULT_HOME, Home
@@ -126,6 +127,11 @@ wait_option = click.option(
 )
 
 
+def _progress_shown() -> bool:
+    """Progress bars are for a person watching: on a terminal, unless --quiet."""
+    return not settings().quiet and sys.stderr.isatty()
+
+
 def _error(message: object) -> None:
     name = click.get_current_context().command_path.removeprefix("gpu-ledger ")
     click.echo(f"gpu-ledger {name}: {message}", err=True)
@@ -139,6 +145,10 @@ def guarded(command: Callable[..., int]) -> Callable[..., int]:
         logs.configure(verbose=settings().verbose, quiet=settings().quiet)
         try:
             return command(*args, **kwargs)
+        except BrokenPipeError:  # the reader of our output went away (gpu-ledger sql ... | head): done
+            # what is still buffered for it goes nowhere, so flushing at exit cannot fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return OK
         except HomeBusy as exc:
             _error(exc)
             return DID_NOT_RUN
@@ -283,7 +293,7 @@ def _simulate(
     logger.info(
         "simulating about %d GPUs x %d days at %d s into %s (seed %d)", gpus, days, interval, out, seed
     )
-    summary = simulate(config, show_progress=not settings().quiet)
+    summary = simulate(config, show_progress=_progress_shown())
     click.echo(
         f"Simulated a fleet of about {gpus} GPUs ({summary['gpus']} GPU devices over the window as "
         f"machines come and go, {summary['instances']} machines), {summary['jobs']} job attempts, "
@@ -356,7 +366,7 @@ def _ingest(
             _log_to_home(home)
             with RawStore(Home(home).raw_db) as store:
                 outcomes = ingest(
-                    paths, store, format_name=format_name, options=options, progress=not settings().quiet
+                    paths, store, format_name=format_name, options=options, progress=_progress_shown()
                 )
     except (FileNotFoundError, ValueError) as exc:
         _error(exc)
@@ -368,11 +378,14 @@ def _ingest(
             click.echo(f"rejected: {o.error}", err=True)
         for note in o.notes:
             click.echo(f"note: {note}")
+    if not outcomes:
+        _error(f"no files in {', '.join(map(str, paths))} (hidden files are skipped): nothing was ingested")
+        return DID_NOT_RUN
     rows = sum(o.rows for o in outcomes)
     summary = (
-        f"{len(outcomes)} files: "
+        f"{plural(len(outcomes), 'file')}: "
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        + f"; {rows:,} rows landed in {Home(home).landed}"
+        + f"; {plural(rows, 'row')} landed in {Home(home).landed}"
     )
     logger.info(summary)
     click.echo(summary)
@@ -436,7 +449,7 @@ def pull_prometheus_command(
                     step,
                     list(matches) or None,
                     out_dir=home / "pulled",
-                    progress=not settings().quiet,
+                    progress=_progress_shown(),
                 )
     except (IngestError, ValueError) as exc:
         _error(exc)
@@ -578,10 +591,9 @@ def _build(
             )
             return DID_NOT_RUN
     empty = not _landed_anything(Home(home))  # said once the build ran (a refused one says only why)
-    quiet = settings().quiet
     engine_module = spark_build if engine == "spark" else build
     kwargs: dict[str, Any] = {"select": select, "exclude": exclude} if engine == "duckdb" else {}
-    progress = BuildProgress(show=not quiet and sys.stderr.isatty())
+    progress = BuildProgress(show=_progress_shown())
     _log_to_home(home)
     try:
         with progress:
@@ -595,6 +607,14 @@ def _build(
             )
     except spark_build.SparkUnavailable as exc:
         _error(exc)
+        return DID_NOT_RUN
+    unmatched = build.unmatched_selectors(result.output)
+    if not result.success and unmatched:
+        verb = "matches" if len(unmatched) == 1 else "match"
+        _error(
+            f"{', '.join(repr(u) for u in unmatched)} {verb} no model, test or seed of the project: "
+            "nothing was built, the published warehouse is unchanged"
+        )
         return DID_NOT_RUN
     if not result.success:
         problems = progress.problem_lines(FAILED_STATUSES)
@@ -1250,9 +1270,6 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("gpu-ledger: interrupted", err=True)
         return 130
-    except BrokenPipeError:  # the reader of our output went away (gpu-ledger sql ... | head)
-        sys.stderr.close()
-        return OK
     finally:
         logs.reset()
     return code if isinstance(code, int) else OK

@@ -77,12 +77,13 @@ def export_focus(warehouse: Path, out: Path, version: str = DEFAULT_VERSION) -> 
         raise ExportError(f"cannot export FOCUS {version}: the versions are {', '.join(MARTS)}")
     if not out.name.lower().endswith(SUFFIXES):
         raise ExportError(f"cannot write {out.name}: name the file .csv, .csv.gz (CSV) or .parquet (Parquet)")
+    if not out.parent.is_dir():
+        raise ExportError(f"cannot write {out}: there is no folder {out.parent} (make it first)")
     if not warehouse.is_file():
         raise ExportError(f"no warehouse at {warehouse}: run `gpu-ledger build` first")
     import duckdb
 
     parquet = out.suffix.lower() == ".parquet"
-    out.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         con.execute("set TimeZone = 'UTC'")

@@ -72,13 +72,29 @@ def run_each(warehouse: Path, sql: str, *, limit: int | None = None) -> Iterator
 def _run(warehouse: Path, statement: duckdb.Statement, limit: int | None) -> tuple[pl.DataFrame, bool]:
     try:
         with snapshot(warehouse).cursor() as cur:
-            relation = cur.sql(statement)
+            relation = cur.sql(_without_tail(statement))
             frame = relation.pl() if limit is None else relation.limit(limit + 1).pl()
     except duckdb.Error as exc:
         raise RejectedQuery(_explain(exc)) from exc
     if limit is None:
         return frame, False
     return frame.head(limit), frame.height > limit
+
+
+def _without_tail(statement: duckdb.Statement) -> duckdb.Statement:
+    """The statement without the `;` and comments after its last word (`select 1; -- note`): the
+    relation that runs it is wrapped in a larger query, where they would cut it short."""
+    text = statement.query
+    tokens = duckdb.tokenize(text)
+    ends = [start for start, _ in tokens[1:]] + [len(text)]
+    cut = len(text)
+    for (start, kind), end in reversed(list(zip(tokens, ends, strict=True))):
+        if kind != duckdb.token_type.comment and text[start:end].strip() != ";":
+            break
+        cut = start
+    if cut == len(text):
+        return statement
+    return duckdb.extract_statements(text[:cut])[0]
 
 
 def _parse(sql: str) -> list[duckdb.Statement]:

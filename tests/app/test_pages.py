@@ -226,7 +226,9 @@ def test_the_sql_page_rejects_writes_attach_and_file_reads(home, sql, reason):
 
 
 def test_the_sql_page_runs_a_select_and_shows_the_docs(home, warehouse):
-    at = _run_sql(_open(_app(), "sql"), "select count(*) as gpus from marts.dim_gpus")
+    at = _run_sql(
+        _open(_app(), "sql"), "select count(*) as gpus from marts.dim_gpus; -- as saved in a .sql file"
+    )
     assert not at.error
     assert int(at.dataframe[0].value.iloc[0, 0]) == int(
         _scalar(warehouse, "select count(*) from marts.dim_gpus")

@@ -238,11 +238,30 @@ def test_cli_exit_code_says_something_was_rejected(sim: Path, tmp_path: Path):
     result = subprocess.run([*cli, str(bad), str(gz)], capture_output=True, text=True)
     assert result.returncode == 1
     assert f"rejected: {bad}: format not recognised" in result.stderr
-    assert "2 files: 1 loaded, 1 rejected; 1 rows landed" in result.stdout
+    assert "2 files: 1 loaded, 1 rejected; 1 row landed" in result.stdout
     with duckdb.connect(str(tmp_path / "home" / "landed.duckdb"), read_only=True) as con:
         assert con.sql("select value from raw.dcgm_samples").fetchall() == [(7.0,)]
     shutil.rmtree(tmp_path / "home")
     assert subprocess.run([*cli, str(gz)], capture_output=True).returncode == 0
+
+
+def test_a_folder_without_files_is_refused_and_no_bar_is_drawn_off_a_terminal(tmp_path: Path):
+    """Nothing to ingest is one line and status 2, not `0 files: ;` and 0; a progress bar is drawn
+    only on a terminal (here standard error is a pipe, and --quiet is not given)."""
+    empty = tmp_path / "drop"
+    (empty / "sub").mkdir(parents=True)
+    (empty / ".hidden.json").write_text("{}")
+    cli = [sys.executable, "-m", "gpu_ledger.cli", "ingest", "--home", str(tmp_path / "home")]
+    nothing = subprocess.run([*cli, str(empty)], capture_output=True, text=True)
+    assert (nothing.returncode, nothing.stdout) == (2, "")
+    assert (
+        nothing.stderr
+        == f"gpu-ledger ingest: no files in {empty} (hidden files are skipped): nothing was ingested\n"
+    )
+    (empty / "sub" / "good.json").write_text(_query_range([(GPU, [[1_800_000_000, "7"]])]))
+    one = subprocess.run([*cli, str(empty)], capture_output=True, text=True)
+    assert (one.returncode, one.stderr) == (0, "")
+    assert one.stdout.startswith("1 file: 1 loaded; 1 row landed in ")
 
 
 def test_a_blank_sentinel_is_missing_but_infinity_is_not_a_blank(tmp_path: Path):
@@ -508,7 +527,7 @@ def test_streams_are_read_once(tmp_path: Path):
         with os.fdopen(write, "wb") as pipe:
             pipe.write(body)
         out, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 0 and "1 files: 1 loaded; 1 rows landed" in out
+    assert proc.returncode == 0 and "1 file: 1 loaded; 1 row landed" in out
     # the same bytes on standard input are the same content: unchanged; other bytes land
     stdin = subprocess.run([*CLI, "--home", str(home), "-"], input=body, capture_output=True)
     assert stdin.returncode == 0 and b"1 unchanged" in stdin.stdout
