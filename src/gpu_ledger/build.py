@@ -276,6 +276,7 @@ def _dbt(
         **os.environ,
         "GPU_LEDGER_BUILD_DB": database.name,
         "GPU_LEDGER_LANDED_DB": os.path.relpath(home.raw_db, database.parent),
+        "GPU_LEDGER_BUILD_THREADS": os.environ.get("GPU_LEDGER_BUILD_THREADS") or str(os.cpu_count() or 1),
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
     }
     command = [

@@ -42,7 +42,7 @@ demand as (
     select
         gpu_id,
         hour_start,
-        sum(share * allocated_seconds) as weighted_seconds
+        {{ exact_sum('share * allocated_seconds') }} as weighted_seconds
     from held
     group by gpu_id, hour_start
 ),
@@ -54,8 +54,8 @@ hourly_usage as (
         job_hour_consumers.gpu_id,
         job_hour_consumers.mig_instance_id,
         job_hour_consumers.hour_start,
-        sum(consumer_hours.busy_gpu_hours) as busy_gpu_hours,
-        sum(consumer_hours.util_pct_sum) as util_pct_sum,
+        {{ exact_sum('consumer_hours.busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('consumer_hours.util_pct_sum') }} as util_pct_sum,
         cast(sum(consumer_hours.util_samples) as bigint) as util_samples,
         max(consumer_hours.max_fb_used_mib) as max_fb_used_mib
     from job_hour_consumers
@@ -145,11 +145,11 @@ job_totals as (
     select
         gpu_id,
         hour_start,
-        sum(cost_share) as cost_share,
-        sum(cost) as cost,
-        sum(share * allocated_seconds) as weighted_seconds,
-        sum(busy_gpu_hours) as busy_gpu_hours,
-        sum(energy_kwh) as energy_kwh
+        {{ exact_sum('cost_share') }} as cost_share,
+        {{ exact_sum('cost') }} as cost,
+        {{ exact_sum('share * allocated_seconds') }} as weighted_seconds,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('energy_kwh') }} as energy_kwh
     from job_rows
     group by gpu_id, hour_start
 ),

@@ -90,10 +90,10 @@ final as (
         held_intervals.gpu_id,
         held_intervals.mig_instance_id,
         -- numerics
-        sum(
-            samples.unit_util_pct / 100.0 * samples.compute_slices / 7.0 * samples.step_seconds / 3600.0
-        ) as busy_gpu_hours,
-        sum(samples.unit_util_pct) as util_pct_sum,
+        {{ exact_sum(
+            'samples.unit_util_pct / 100.0 * samples.compute_slices / 7.0 * samples.step_seconds / 3600.0'
+        ) }} as busy_gpu_hours,
+        {{ exact_sum('samples.unit_util_pct') }} as util_pct_sum,
         count(samples.unit_util_pct) as util_samples,
         max(samples.fb_used_mib) as max_fb_used_mib,
         -- timestamps

@@ -48,7 +48,10 @@ sku_text_models as (
         select
             texts.sku_text,
             aliases.gpu_model,
-            row_number() over (partition by texts.sku_text order by length(aliases.alias) desc) as alias_rank
+            row_number() over (
+                partition by texts.sku_text
+                order by length(aliases.alias) desc, aliases.alias asc, aliases.gpu_model asc
+            ) as alias_rank
         from (
             select distinct sku_text from unioned
             where {{ accelerator_sku_text('sku_text') }}

@@ -100,7 +100,7 @@ final as (
         min(gpu_identity_source) as gpu_identity_source,
         max(gpu_count) is null as is_unknown_accelerator,
         hour_start,
-        cast(least(3600, coalesce(sum(usage_seconds), 3600)) as decimal(18, 6)) as usage_seconds,
+        cast(least(3600, coalesce({{ exact_sum('usage_seconds') }}, 3600)) as decimal(18, 6)) as usage_seconds,
         case
             when provider = 'onprem' then 'Owned'
             when {{ dbt.bool_or("focus_pricing_category = 'Committed'") }} then 'Committed'
@@ -110,12 +110,12 @@ final as (
         max(commitment_id) as commitment_id,
         max(commitment_type) as commitment_type,
         -- costs
-        cast(sum(billed_cost) as decimal(38, 10)) as billed_cost,
-        cast(sum(effective_cost) as decimal(38, 10)) as effective_cost,
-        cast(sum(list_cost) as decimal(38, 10)) as list_cost,
-        cast(sum(depreciation_cost) as decimal(38, 10)) as depreciation_cost,
-        cast(sum(facility_cost) as decimal(38, 10)) as facility_cost,
-        cast(sum(staff_cost) as decimal(38, 10)) as staff_cost,
+        cast({{ exact_sum('billed_cost') }} as decimal(38, 10)) as billed_cost,
+        cast({{ exact_sum('effective_cost') }} as decimal(38, 10)) as effective_cost,
+        cast({{ exact_sum('list_cost') }} as decimal(38, 10)) as list_cost,
+        cast({{ exact_sum('depreciation_cost') }} as decimal(38, 10)) as depreciation_cost,
+        cast({{ exact_sum('facility_cost') }} as decimal(38, 10)) as facility_cost,
+        cast({{ exact_sum('staff_cost') }} as decimal(38, 10)) as staff_cost,
         -- owner tags
         max(tag_team) as tag_team,
         max(tag_project) as tag_project,

@@ -38,7 +38,7 @@ final as (
         max(ChargePeriodEnd) as charge_period_end_at,
         max(BillingPeriodStart) as billing_period_start_at,
         -- costs
-        cast(sum(EffectiveCost) as decimal(38, 10)) as unused_cost
+        cast({{ exact_sum('EffectiveCost') }} as decimal(38, 10)) as unused_cost
     from unused_lines
     group by ProviderName, BillingAccountId, CommitmentDiscountId, ChargePeriodStart
 )

@@ -72,7 +72,7 @@ runs as (
         max(consumer) as consumer,
         {{ dbt.bool_or('is_mig_enabled') }} as is_mig_enabled,
         sum(samples) as samples,
-        sum(util_pct_sum) / sum(util_samples) as avg_gpu_util_pct,
+        {{ exact_sum('util_pct_sum') }} / sum(util_samples) as avg_gpu_util_pct,
         min(first_sampled_at) as started_at,
         max(last_sampled_at) as last_sampled_at,
         max(ended_at) as ended_at

@@ -24,11 +24,11 @@ job_days as (
     select
         job_key,
         {{ utc_date('hour_start') }} as day,
-        sum(allocated_seconds * share) / 3600.0 as held_gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours,
-        sum(cost) as cost,
-        sum(energy_kwh) as energy_kwh,
-        sum(carbon_kg_co2e) as carbon_kg_co2e
+        {{ exact_sum('allocated_seconds * share') }} / 3600.0 as held_gpu_hours,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('cost') }} as cost,
+        {{ exact_sum('energy_kwh') }} as energy_kwh,
+        {{ exact_sum('carbon_kg_co2e') }} as carbon_kg_co2e
     from {{ ref('int_costs__job_gpu_hours') }}
     group by job_key, {{ utc_date('hour_start') }}
 ),
@@ -42,7 +42,7 @@ pod_jobs as (
         jobs.job_key,
         row_number() over (
             partition by token_days.pod_namespace, token_days.pod_name, token_days.model_name, token_days.day
-            order by jobs.started_at desc
+            order by jobs.started_at desc, jobs.job_key asc
         ) as job_rank
     from token_days
     inner join jobs

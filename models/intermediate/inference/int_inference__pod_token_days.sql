@@ -88,7 +88,7 @@ series_days as (
     select
         series_id,
         sampled_day as day,
-        sum({{ counter_increase('value', 'next_value') }}) as increase
+        {{ exact_sum(counter_increase('value', 'next_value')) }} as increase
     from sequenced
     group by series_id, sampled_day
 ),
@@ -121,9 +121,9 @@ final as (
         -- dimensions
         max(inference_server) as inference_server,
         -- numerics
-        sum(case when measure = 'input' then increase else 0 end) as input_tokens,
-        sum(case when measure = 'output' then increase else 0 end) as output_tokens,
-        sum(case when measure = 'requests' then increase else 0 end) as requests,
+        {{ exact_sum("case when measure = 'input' then increase else 0 end") }} as input_tokens,
+        {{ exact_sum("case when measure = 'output' then increase else 0 end") }} as output_tokens,
+        {{ exact_sum("case when measure = 'requests' then increase else 0 end") }} as requests,
         -- timestamps
         day
     from measured

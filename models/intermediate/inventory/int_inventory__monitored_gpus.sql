@@ -55,7 +55,7 @@ gpu_latest_host as (
         select
             gpu_uuid,
             hostname,
-            row_number() over (partition by gpu_uuid order by hour_start desc) as host_rank
+            row_number() over (partition by gpu_uuid order by hour_start desc, hostname asc) as host_rank
         from telemetry_hours
         where hostname is not null
     ) as ranked
@@ -105,7 +105,8 @@ node_candidates as (
                     {{ seconds_between('monitored_gpus.last_seen_at', 'cloud_machines.first_seen_at') }},
                     {{ seconds_between('cloud_machines.last_seen_at', 'monitored_gpus.first_seen_at') }}
                 ),
-                cloud_machines.last_seen_at desc
+                cloud_machines.last_seen_at desc,
+                cloud_machines.machine_key asc
         ) as match_rank
     from monitored_gpus
     inner join cloud_machines

@@ -58,19 +58,19 @@ gpu_hour_jobs as (
     select
         allocations.gpu_id,
         allocations.hour_start,
-        sum(allocations.allocated_seconds * allocations.share) / 3600.0 as in_use_gpus,
-        sum(
+        {{ exact_sum('allocations.allocated_seconds * allocations.share') }} / 3600.0 as in_use_gpus,
+        {{ exact_sum("
             case
                 when allocations.workload_class = 'training'
                     then allocations.allocated_seconds * allocations.share
             end
-        ) / 3600.0 as training_gpus,
-        sum(
+        ") }} / 3600.0 as training_gpus,
+        {{ exact_sum("
             case
                 when allocations.workload_class = 'inference'
                     then allocations.allocated_seconds * allocations.share
             end
-        ) / 3600.0 as inference_gpus
+        ") }} / 3600.0 as inference_gpus
     from allocations
     inner join lookback
         on allocations.hour_start >= lookback.lookback_start and allocations.hour_start < lookback.lookback_end
@@ -93,11 +93,11 @@ final as (
         max(gpu_hours_in_window.owner_project) as owner_project,
         -- numerics
         cast(count(*) as integer) as gpus,
-        sum(gpu_hours_in_window.provisioned_seconds) / 3600.0 as provisioned_gpus,
-        coalesce(sum(gpu_hour_jobs.in_use_gpus), 0) as in_use_gpus,
-        coalesce(sum(gpu_hour_jobs.training_gpus), 0) as training_gpus,
-        coalesce(sum(gpu_hour_jobs.inference_gpus), 0) as inference_gpus,
-        coalesce(sum(gpu_hours_in_window.busy_gpu_hours), 0) as busy_gpus,
+        {{ exact_sum('gpu_hours_in_window.provisioned_seconds') }} / 3600.0 as provisioned_gpus,
+        coalesce({{ exact_sum('gpu_hour_jobs.in_use_gpus') }}, 0) as in_use_gpus,
+        coalesce({{ exact_sum('gpu_hour_jobs.training_gpus') }}, 0) as training_gpus,
+        coalesce({{ exact_sum('gpu_hour_jobs.inference_gpus') }}, 0) as inference_gpus,
+        coalesce({{ exact_sum('gpu_hours_in_window.busy_gpu_hours') }}, 0) as busy_gpus,
         sum(gpu_hours_in_window.effective_cost) as effective_cost,
         sum(gpu_hours_in_window.list_cost) as list_cost,
         -- timestamps

@@ -28,7 +28,7 @@ held as (
         gpus.instance_id,
         allocations.job_key,
         count(distinct allocations.gpu_id) as gpus_held,
-        sum(allocations.allocated_seconds * allocations.share) / 3600.0 as gpu_hours
+        {{ exact_sum('allocations.allocated_seconds * allocations.share') }} / 3600.0 as gpu_hours
     from allocations
     inner join lookback
         on allocations.hour_start >= lookback.lookback_start and allocations.hour_start < lookback.lookback_end

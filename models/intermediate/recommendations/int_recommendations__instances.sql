@@ -29,7 +29,9 @@ class_ranks as (
     select
         instance_id,
         workload_class,
-        row_number() over (partition by instance_id order by sum(gpu_hours) desc, workload_class) as class_rank
+        row_number() over (
+            partition by instance_id order by {{ exact_sum('gpu_hours') }} desc, workload_class
+        ) as class_rank
     from instance_jobs
     where workload_class is not null
     group by instance_id, workload_class
@@ -40,7 +42,9 @@ owner_ranks as (
         instance_id,
         team,
         project,
-        row_number() over (partition by instance_id order by sum(gpu_hours) desc, team, project asc) as owner_rank
+        row_number() over (
+            partition by instance_id order by {{ exact_sum('gpu_hours') }} desc, team, project asc
+        ) as owner_rank
     from instance_jobs
     where team is not null
     group by instance_id, team, project
@@ -51,7 +55,7 @@ pricing_ranks as (
         instance_id,
         pricing_category,
         row_number() over (
-            partition by instance_id order by sum(provisioned_gpus) desc, pricing_category
+            partition by instance_id order by {{ exact_sum('provisioned_gpus') }} desc, pricing_category
         ) as pricing_rank
     from instance_hours
     group by instance_id, pricing_category
@@ -69,14 +73,17 @@ totals as (
         max(owner_project) as owner_project,
         max(gpus) as gpu_count,
         count(*) as hours_observed,
-        sum(provisioned_gpus) as provisioned_gpu_hours,
-        sum(in_use_gpus) as in_use_gpu_hours,
-        sum(training_gpus) as training_gpu_hours,
-        sum(inference_gpus) as inference_gpu_hours,
-        sum(busy_gpus) as busy_gpu_hours,
-        sum(case when pricing_category = 'Standard' then provisioned_gpus else 0 end) as on_demand_gpu_hours,
-        sum(case when pricing_category = 'Committed' then provisioned_gpus else 0 end) as committed_gpu_hours,
-        sum(case when pricing_category = 'Dynamic' then provisioned_gpus else 0 end) as spot_gpu_hours,
+        {{ exact_sum('provisioned_gpus') }} as provisioned_gpu_hours,
+        {{ exact_sum('in_use_gpus') }} as in_use_gpu_hours,
+        {{ exact_sum('training_gpus') }} as training_gpu_hours,
+        {{ exact_sum('inference_gpus') }} as inference_gpu_hours,
+        {{ exact_sum('busy_gpus') }} as busy_gpu_hours,
+        {{ exact_sum("case when pricing_category = 'Standard' then provisioned_gpus else 0 end") }}
+            as on_demand_gpu_hours,
+        {{ exact_sum("case when pricing_category = 'Committed' then provisioned_gpus else 0 end") }}
+            as committed_gpu_hours,
+        {{ exact_sum("case when pricing_category = 'Dynamic' then provisioned_gpus else 0 end") }}
+            as spot_gpu_hours,
         sum(effective_cost) as effective_cost,
         min(hour_start) as first_hour_start,
         max(hour_start) as last_hour_start

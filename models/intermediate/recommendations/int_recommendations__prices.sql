@@ -24,10 +24,10 @@ observed as (
         max(gpu_model) as gpu_model,
         max(gpus) as gpu_count,
         sum(case when pricing_category = 'Standard' then effective_cost end)
-        / nullif(sum(case when pricing_category = 'Standard' then provisioned_gpus end), 0)
+        / nullif({{ exact_sum("case when pricing_category = 'Standard' then provisioned_gpus end") }}, 0)
             as observed_on_demand_gpu_hourly_cost,
         sum(case when pricing_category = 'Dynamic' then effective_cost end)
-        / nullif(sum(case when pricing_category = 'Dynamic' then provisioned_gpus end), 0)
+        / nullif({{ exact_sum("case when pricing_category = 'Dynamic' then provisioned_gpus end") }}, 0)
             as observed_spot_gpu_hourly_cost,
         100 * (
             1 - sum(case when pricing_category = 'Committed' then effective_cost end)

@@ -47,10 +47,10 @@ pools as (
         max(instance_family) as instance_family,
         max(gpu_model) as gpu_model,
         count(*) as machines,
-        sum(provisioned_gpu_hours) as provisioned_gpu_hours,
-        sum(in_use_gpu_hours) as in_use_gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours,
-        sum(idle_gpu_hours) as idle_gpu_hours,
+        {{ exact_sum('provisioned_gpu_hours') }} as provisioned_gpu_hours,
+        {{ exact_sum('in_use_gpu_hours') }} as in_use_gpu_hours,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('idle_gpu_hours') }} as idle_gpu_hours,
         sum(effective_cost) as effective_cost
     from candidates
     group by provider, region, instance_type, team, project
@@ -82,7 +82,7 @@ pool_hours as (
         candidates.team,
         candidates.project,
         instance_hours.hour_start,
-        sum(instance_hours.in_use_gpus) as in_use_gpus
+        {{ exact_sum('instance_hours.in_use_gpus') }} as in_use_gpus
     from candidates
     inner join instance_hours
         on candidates.instance_id = instance_hours.instance_id

@@ -22,10 +22,10 @@ gpu_hours as (
         7 as compute_slices,
         sum(samples) as samples,
         sum(telemetry_seconds) as telemetry_seconds,
-        sum(busy_gpu_hours) as busy_gpu_hours,
-        sum(util_pct_sum) / nullif(sum(util_samples), 0) as avg_gpu_util_pct,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('util_pct_sum') }} / nullif(sum(util_samples), 0) as avg_gpu_util_pct,
         max(max_fb_used_mib) as max_fb_used_mib,
-        sum(energy_mj) / 3600000000.0 as energy_kwh,
+        {{ exact_sum('energy_mj') }} / 3600000000.0 as energy_kwh,
         min(first_sampled_at) as first_sampled_at,
         max(last_sampled_at) as last_sampled_at
     from parts

@@ -32,12 +32,10 @@ final as (
         mig_instance_id,
         -- numerics
         max(share) as share,
-        sum(
-            {{ seconds_between(
-                'greatest(started_at, hour_start)',
-                'least(ended_at, hour_start + interval 1 hour)'
-            ) }}
-        ) as allocated_seconds,
+        {{ exact_sum(seconds_between(
+            'greatest(started_at, hour_start)',
+            'least(ended_at, hour_start + interval 1 hour)'
+        )) }} as allocated_seconds,
         -- timestamps
         hour_start
     from interval_hours

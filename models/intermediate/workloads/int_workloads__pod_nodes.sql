@@ -56,7 +56,8 @@ pod_node_candidates as (
                     when node_incarnations.joined_at <= coalesce(pods.started_at, pods.submitted_at)
                         then node_incarnations.joined_at
                 end desc,
-                node_incarnations.joined_at asc
+                node_incarnations.joined_at asc,
+                node_incarnations.node_uid asc
         ) as incarnation_rank
     from pods
     inner join node_incarnations

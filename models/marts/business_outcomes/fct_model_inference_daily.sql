@@ -27,15 +27,15 @@ daily as (
         deployment,
         max(inference_server) as inference_server,
         count(distinct pod_name) as serving_pods,
-        sum(input_tokens) as input_tokens,
-        sum(output_tokens) as output_tokens,
-        sum(requests) as requests,
-        sum(held_gpu_hours) as held_gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours,
-        sum(energy_kwh) as energy_kwh,
-        sum(carbon_kg_co2e) as carbon_kg_co2e,
-        sum(allocation_cost) as allocation_cost,
-        sum(busy_cost) as busy_cost
+        {{ exact_sum('input_tokens') }} as input_tokens,
+        {{ exact_sum('output_tokens') }} as output_tokens,
+        {{ exact_sum('requests') }} as requests,
+        {{ exact_sum('held_gpu_hours') }} as held_gpu_hours,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('energy_kwh') }} as energy_kwh,
+        {{ exact_sum('carbon_kg_co2e') }} as carbon_kg_co2e,
+        {{ exact_sum('allocation_cost') }} as allocation_cost,
+        {{ exact_sum('busy_cost') }} as busy_cost
     from pod_days
     group by day, coalesce(model_name, deployment), pod_namespace, deployment
 ),

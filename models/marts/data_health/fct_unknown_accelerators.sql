@@ -23,7 +23,7 @@ gpu_costs as (
     select
         gpu_id,
         count(*) as gpu_hours,
-        sum(provisioned_seconds) / 3600.0 as provisioned_hours,
+        {{ exact_sum('provisioned_seconds') }} / 3600.0 as provisioned_hours,
         sum(effective_cost) as effective_cost,
         sum(billed_cost) as billed_cost,
         min(hour_start) as first_hour_at,
@@ -58,7 +58,7 @@ final as (
         cast(count(distinct gpus.instance_id) as bigint) as instances,
         cast(count(*) as bigint) as gpus,
         cast(coalesce(sum(gpu_costs.gpu_hours), 0) as bigint) as gpu_hours,
-        cast(coalesce(sum(gpu_costs.provisioned_hours), 0) as double) as provisioned_hours,
+        coalesce({{ exact_sum('gpu_costs.provisioned_hours') }}, 0) as provisioned_hours,
         {{ money('coalesce(sum(gpu_costs.effective_cost), 0)') }} as effective_cost,
         {{ money('coalesce(sum(gpu_costs.billed_cost), 0)') }} as billed_cost,
         -- timestamps

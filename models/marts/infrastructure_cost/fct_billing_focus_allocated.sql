@@ -100,14 +100,14 @@ instance_hour_consumers as (
         max(allocations.project) as project,
         max(allocations.workload_class) as workload_class,
         max(allocations.environment) as environment,
-        sum(allocations.cost_share / billed_gpu_hours.instance_gpus) as cost_share,
-        sum(
+        {{ exact_sum('allocations.cost_share / billed_gpu_hours.instance_gpus') }} as cost_share,
+        {{ exact_sum("
             case
                 when allocations.consumer_type = 'job' then allocations.share * allocations.allocated_seconds
                 else allocations.allocated_seconds
             end
-        ) / 3600.0 as held_gpu_hours,
-        sum(allocations.busy_gpu_hours) as busy_gpu_hours
+        ") }} / 3600.0 as held_gpu_hours,
+        {{ exact_sum('allocations.busy_gpu_hours') }} as busy_gpu_hours
     from billed_gpu_hours
     inner join allocations
         on
@@ -153,19 +153,19 @@ consumer_totals as (
         max(project) as project,
         max(workload_class) as workload_class,
         max(environment) as environment,
-        sum(part) as part,
-        sum(held_gpu_hours) as held_gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours
+        {{ exact_sum('part') }} as part,
+        {{ exact_sum('held_gpu_hours') }} as held_gpu_hours,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours
     from consumer_parts
     group by charge_key, consumer
     -- a consumer with no part (idle on a GPU-hour its jobs filled) gets no row
-    having sum(part) > 0
+    having {{ exact_sum('part') }} > 0
 ),
 
 ratios as (
     select
         *,
-        part / sum(part) over (partition by charge_key) as allocated_ratio,
+        part / {{ exact_sum('part', over='partition by charge_key') }} as allocated_ratio,
         row_number() over (partition by charge_key order by part desc, consumer asc) as part_rank
     from consumer_totals
 ),

@@ -90,7 +90,7 @@ weekday_rate as (
         team,
         project,
         {{ day_of_week('day') }} as weekday,
-        avg(cost) as weekday_mean_cost
+        {{ money("avg(cost)") }} as weekday_mean_cost
     from scope_daily_cost
     where is_lookback
     group by month_start, team, project, {{ day_of_week('day') }}
@@ -101,7 +101,7 @@ overall_rate as (
         month_start,
         team,
         project,
-        avg(cost) as mean_cost
+        {{ money("avg(cost)") }} as mean_cost
     from scope_daily_cost
     where is_lookback
     group by month_start, team, project

@@ -25,7 +25,7 @@ allocated_per_gpu_hour as (
     select
         gpu_id,
         hour_start,
-        sum(allocated_seconds * share) as allocated_seconds
+        {{ exact_sum('allocated_seconds * share') }} as allocated_seconds
     from allocations
     where consumer_type = 'job'
     group by gpu_id, hour_start
@@ -53,9 +53,9 @@ hourly as (
         cluster,
         hour_start,
         {{ utc_date('hour_start') }} as day,
-        sum(provisioned_seconds) / 3600.0 as provisioned_gpu_hours,
-        sum(allocated_seconds) / 3600.0 as allocated_gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours
+        {{ exact_sum('provisioned_seconds') }} / 3600.0 as provisioned_gpu_hours,
+        {{ exact_sum('allocated_seconds') }} / 3600.0 as allocated_gpu_hours,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours
     from gpu_hour_capacity
     group by provider, gpu_model, cluster, hour_start
 ),
@@ -67,9 +67,9 @@ daily as (
         gpu_model,
         cluster,
         count(*) as hours_observed,
-        sum(provisioned_gpu_hours) as provisioned_gpu_hours,
-        sum(allocated_gpu_hours) as allocated_gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours,
+        {{ exact_sum('provisioned_gpu_hours') }} as provisioned_gpu_hours,
+        {{ exact_sum('allocated_gpu_hours') }} as allocated_gpu_hours,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
         percentile_cont(0.5) within group (order by allocated_gpu_hours) as p50_hourly_allocated_gpus,
         percentile_cont(0.95) within group (order by allocated_gpu_hours) as p95_hourly_allocated_gpus,
         max(allocated_gpu_hours) as peak_hourly_allocated_gpus,

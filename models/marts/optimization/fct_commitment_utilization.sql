@@ -44,8 +44,8 @@ covered_monthly as (
         max(provider) as provider,
         max(billing_account_id) as billing_account_id,
         max(commitment_type) as commitment_type,
-        sum(instance_hours) as covered_instance_hours,
-        sum(gpu_hours) as covered_gpu_hours,
+        {{ exact_sum('instance_hours') }} as covered_instance_hours,
+        {{ exact_sum('gpu_hours') }} as covered_gpu_hours,
         sum(effective_cost) as used_cost,
         sum(list_cost) as covered_list_cost
     from covered
@@ -66,7 +66,7 @@ eligible_monthly as (
     select
         covered_scope.commitment_id,
         date_trunc('month', instance_hours.hour_start) as month_start,
-        sum(cast(instance_hours.usage_seconds as double) / 3600) as eligible_instance_hours
+        {{ exact_sum('cast(instance_hours.usage_seconds as double) / 3600') }} as eligible_instance_hours
     from covered_scope
     inner join instance_hours
         on

@@ -31,7 +31,7 @@ gpu_hours as (
 gpu_observed as (
     select
         gpu_id,
-        sum(provisioned_seconds) / 3600.0 as observed_hours
+        {{ exact_sum('provisioned_seconds') }} / 3600.0 as observed_hours
     from gpu_hours
     group by gpu_id
 ),
@@ -51,14 +51,14 @@ period_costs as (
     select
         period_hours.gpu_id,
         period_hours.started_at,
-        sum(
-            gpu_hours.effective_cost
-            * {{ seconds_between(
+        {{ exact_sum(
+            'gpu_hours.effective_cost * '
+            ~ seconds_between(
                 'greatest(period_hours.started_at, period_hours.hour_start)',
                 'least(period_hours.ended_at, period_hours.hour_start + interval 1 hour)'
-            ) }}
-            / nullif(gpu_hours.provisioned_seconds, 0)
-        ) as cost,
+            )
+            ~ ' / nullif(gpu_hours.provisioned_seconds, 0)'
+        ) }} as cost,
         {{ value_at_max(
             'gpu_hours.owner_team',
             seconds_between(

@@ -92,7 +92,8 @@ observed_rates as (
     select
         provider,
         instance_type,
-        sum(effective_cost) / sum(cast(usage_seconds as double) / 3600 * coalesce(gpu_count, 1)) as gpu_hourly_cost
+        sum(effective_cost)
+        / {{ exact_sum('cast(usage_seconds as double) / 3600 * coalesce(gpu_count, 1)') }} as gpu_hourly_cost
     from instance_hours
     where pricing_category = 'Standard' and usage_seconds > 0
     group by provider, instance_type
@@ -133,7 +134,8 @@ suggestions as (
             order by
                 (target_instances.provider = inference_on_training_grade.provider) desc,
                 target_instances.gpu_hourly_cost,
-                target_instances.instance_type asc
+                target_instances.instance_type asc,
+                target_instances.provider asc
         ) as preference
     from inference_on_training_grade
     inner join target_instances on inference_on_training_grade.required_memory_gb <= target_instances.memory_gb

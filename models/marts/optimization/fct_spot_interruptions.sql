@@ -60,7 +60,7 @@ instance_nodes as (
 job_gpu_seconds as (
     select
         job_key,
-        sum({{ seconds_between('started_at', 'ended_at') }} * share) as gpu_seconds
+        {{ exact_sum(seconds_between('started_at', 'ended_at') ~ ' * share') }} as gpu_seconds
     from intervals
     group by job_key
 ),
@@ -92,7 +92,7 @@ killed_per_warning as (
         event_id,
         {{ distinct_items_agg('job_key') }} as killed_job_keys,
         count(*) as killed_attempts,
-        sum(gpu_seconds) as killed_gpu_seconds,
+        {{ exact_sum('gpu_seconds') }} as killed_gpu_seconds,
         sum(cost) as killed_attempts_cost
     from killed
     group by event_id

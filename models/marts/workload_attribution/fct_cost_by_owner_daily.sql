@@ -41,9 +41,9 @@ job_days as (
         jobs.workload_class,
         jobs.environment,
         'job' as consumer_type,
-        sum(job_gpu_hours.gpu_hours) as gpu_hours,
-        sum(job_gpu_hours.busy_gpu_hours) as busy_gpu_hours,
-        sum(job_gpu_hours.cost) as cost
+        {{ exact_sum('job_gpu_hours.gpu_hours') }} as gpu_hours,
+        {{ exact_sum('job_gpu_hours.busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('job_gpu_hours.cost') }} as cost
     from job_gpu_hours
     inner join jobs
         on job_gpu_hours.job_key = jobs.job_key
@@ -59,9 +59,9 @@ idle_days as (
         'idle' as workload_class,
         environment,
         'idle' as consumer_type,
-        sum(allocated_seconds) / 3600.0 as gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours,
-        sum(cost) as cost
+        {{ exact_sum('allocated_seconds') }} / 3600.0 as gpu_hours,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('cost') }} as cost
     from idle_allocations
     group by 1, 2, 3, 4, 5
 ),
@@ -77,8 +77,8 @@ consumer_days as (
 day_totals as (
     select
         day,
-        sum(case when consumer_type = 'job' then cost else 0 end) as job_cost,
-        sum(case when consumer_type = 'idle' then cost else 0 end) as idle_cost
+        {{ exact_sum("case when consumer_type = 'job' then cost else 0 end") }} as job_cost,
+        {{ exact_sum("case when consumer_type = 'idle' then cost else 0 end") }} as idle_cost
     from consumer_days
     group by day
 ),

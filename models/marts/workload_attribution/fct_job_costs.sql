@@ -24,7 +24,7 @@ job_hours as (
     select
         job_key,
         hour_start,
-        sum(util_pct_sum) / nullif(sum(util_samples), 0) as hour_avg_util_pct
+        {{ exact_sum('util_pct_sum') }} / nullif(sum(util_samples), 0) as hour_avg_util_pct
     from job_gpu_hours
     group by job_key, hour_start
 ),
@@ -41,18 +41,19 @@ util_p95 as (
 usage as (
     select
         job_key,
-        sum(gpu_hours) as gpu_hours,
-        sum(busy_gpu_hours) as busy_gpu_hours,
-        sum(util_pct_sum) / nullif(sum(util_samples), 0) as avg_gpu_util_pct,
+        {{ exact_sum('gpu_hours') }} as gpu_hours,
+        {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
+        {{ exact_sum('util_pct_sum') }} / nullif(sum(util_samples), 0) as avg_gpu_util_pct,
         max(max_fb_used_mib) as max_fb_used_mib,
-        sum(energy_kwh) as energy_kwh,
-        sum(carbon_kg_co2e) as carbon_kg_co2e,
-        sum(case when is_fallback_grid_intensity then energy_kwh else 0 end) as carbon_fallback_energy_kwh,
-        sum(cost) as cost,
+        {{ exact_sum('energy_kwh') }} as energy_kwh,
+        {{ exact_sum('carbon_kg_co2e') }} as carbon_kg_co2e,
+        {{ exact_sum('case when is_fallback_grid_intensity then energy_kwh else 0 end') }}
+            as carbon_fallback_energy_kwh,
+        {{ exact_sum('cost') }} as cost,
         -- a GPU-hour without samples is not judged idle: its use is unknown
-        sum(
-            case when avg_gpu_util_pct < {{ var('idle_threshold_pct') }} then cost else 0 end
-        ) as idle_cost_within_job
+        {{ exact_sum(
+            'case when avg_gpu_util_pct < ' ~ var('idle_threshold_pct') ~ ' then cost else 0 end'
+        ) }} as idle_cost_within_job
     from job_gpu_hours
     group by job_key
 ),

@@ -60,9 +60,9 @@ runs as (
         sum(case when end_reason = 'completed' then cost else 0 end) as completed_attempt_cost,
         sum(case when end_reason = 'interrupted' then cost else 0 end) as interrupted_attempts_cost,
         sum(cost) as true_cost,
-        sum(energy_kwh) as energy_kwh,
-        sum(carbon_kg_co2e) as carbon_kg_co2e,
-        sum(carbon_fallback_energy_kwh) as carbon_fallback_energy_kwh,
+        {{ exact_sum('energy_kwh') }} as energy_kwh,
+        {{ exact_sum('carbon_kg_co2e') }} as carbon_kg_co2e,
+        {{ exact_sum('carbon_fallback_energy_kwh') }} as carbon_fallback_energy_kwh,
         min(started_at) as first_started_at,
         -- a run with an attempt still running or waiting has not ended
         case when count(*) = count(ended_at) then max(ended_at) end as last_ended_at

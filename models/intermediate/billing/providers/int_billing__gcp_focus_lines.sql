@@ -41,9 +41,10 @@ gpu_resolved as (
     select
         *,
         case
-            when vm_resource_name is not null then sum(
-                case when is_gpu_sku and lower(usage_unit) in ('seconds', 's') then usage_amount end
-            ) over (partition by project_id, vm_resource_name, usage_start_at)
+            when vm_resource_name is not null then {{ exact_sum(
+                "case when is_gpu_sku and lower(usage_unit) in ('seconds', 's') then usage_amount end",
+                over='partition by project_id, vm_resource_name, usage_start_at'
+            ) }}
         end as vm_gpu_seconds,
         case
             when vm_resource_name is not null

@@ -70,8 +70,8 @@ open_idle as (
     select
         instance_id,
         count(distinct gpu_id) as idle_gpus,
-        sum(cost / nullif(hours, 0)) as hourly_cost,
-        sum(hours_in_lookback) as idle_hours,
+        {{ exact_sum('cost / nullif(hours, 0)') }} as hourly_cost,
+        {{ exact_sum('hours_in_lookback') }} as idle_hours,
         min(started_at) as idle_since,
         max(hours) as open_hours,
         {{ dbt.bool_or("cause = 'unmonitored'") }} as is_unmonitored
@@ -111,8 +111,8 @@ recurring_idle as (
     select
         machine_periods.instance_id,
         count(*) as idle_periods,
-        sum(machine_periods.cost) as idle_cost,
-        sum(machine_periods.hours_in_lookback) as idle_hours
+        {{ exact_sum('machine_periods.cost') }} as idle_cost,
+        {{ exact_sum('machine_periods.hours_in_lookback') }} as idle_hours
     from machine_periods
     cross join lookback
     where

@@ -67,10 +67,10 @@ pool_hours as (
         {% for key in pool_keys %}pool_machines.{{ key }},
         {% endfor %}
         instance_hours.hour_start,
-        sum(instance_hours.provisioned_gpus) as on_demand_gpus,
-        sum(instance_hours.provisioned_gpus / nullif(instance_hours.gpus, 0)) as on_demand_machines,
-        sum(instance_hours.in_use_gpus) as in_use_gpus,
-        sum(instance_hours.busy_gpus) as busy_gpus,
+        {{ exact_sum('instance_hours.provisioned_gpus') }} as on_demand_gpus,
+        {{ exact_sum('instance_hours.provisioned_gpus / nullif(instance_hours.gpus, 0)') }} as on_demand_machines,
+        {{ exact_sum('instance_hours.in_use_gpus') }} as in_use_gpus,
+        {{ exact_sum('instance_hours.busy_gpus') }} as busy_gpus,
         sum(instance_hours.effective_cost) as effective_cost
     from pool_machines
     inner join instance_hours

@@ -60,20 +60,15 @@ pool_stats as (
         percentile_cont(0.95) within group (order by in_use_gpus) as p95_gpus,
         max(in_use_gpus) as peak_gpus,
         percentile_cont(0.5) within group (order by busy_gpus) as p50_busy_gpus,
-        sum(on_demand_gpus) as on_demand_gpu_hours,
-        sum(in_use_gpus) as in_use_gpu_hours,
-        sum(busy_gpus) as busy_gpu_hours,
+        {{ exact_sum('on_demand_gpus') }} as on_demand_gpu_hours,
+        {{ exact_sum('in_use_gpus') }} as in_use_gpu_hours,
+        {{ exact_sum('busy_gpus') }} as busy_gpu_hours,
         sum(effective_cost) as on_demand_cost,
         -- autoscaled: machines each hour for the busy GPUs at the target utilisation
-        sum(
-            least(
-                on_demand_machines,
-                greatest(
-                    {{ min_instances }},
-                    ceil(busy_gpus / ({{ target_util }} / 100.0) / nullif(gpu_count, 0) - 1e-9)
-                )
-            ) * gpu_count
-        ) as autoscaled_gpu_hours
+        {{ exact_sum(
+            'least(on_demand_machines, greatest(' ~ min_instances ~ ', '
+            ~ 'ceil(busy_gpus / (' ~ target_util ~ ' / 100.0) / nullif(gpu_count, 0) - 1e-9))) * gpu_count'
+        ) }} as autoscaled_gpu_hours
     from dense_hours
     group by {{ pool_keys | join(', ') }}
 ),
@@ -126,7 +121,7 @@ covered as (
         {%- for key in pool_keys %}
         autoscale.{{ key }},
         {%- endfor %}
-        sum(least(dense_hours.on_demand_machines, autoscale.commit_instances)) as covered_machine_hours
+        {{ exact_sum('least(dense_hours.on_demand_machines, autoscale.commit_instances)') }} as covered_machine_hours
     from autoscale
     inner join dense_hours
         on {{ recommendations_pool_join('autoscale', 'dense_hours') }}

@@ -59,8 +59,8 @@ per_machine as (
         max(p95_gpu_util_pct) as p95_gpu_util_pct,
         max(required_memory_gb) as required_memory_gb,
         max(suggested_gpu_hourly_cost) as suggested_gpu_hourly_cost,
-        sum(cast(current_monthly_cost as double)) as current_monthly_cost,
-        sum(cast(projected_monthly_cost as double)) as projected_monthly_cost
+        cast(sum(current_monthly_cost) as double) as current_monthly_cost,
+        cast(sum(projected_monthly_cost) as double) as projected_monthly_cost
     from (
         select
             *,

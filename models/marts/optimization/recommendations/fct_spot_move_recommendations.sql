@@ -79,8 +79,8 @@ spot_runs as (
 provider_overheads as (
     select
         provider,
-        100 * sum(case when completed then cast(interrupted_attempts_cost as double) end)
-        / nullif(sum(case when completed then cast(completed_attempt_cost as double) end), 0)
+        100 * cast(sum(case when completed then interrupted_attempts_cost end) as double)
+        / nullif(cast(sum(case when completed then completed_attempt_cost end) as double), 0)
             as retry_overhead_pct,
         cast(sum(interrupted_attempts) as double) / nullif(sum(attempts), 0) as interruption_rate
     from spot_runs
@@ -89,8 +89,8 @@ provider_overheads as (
 
 fleet_overhead as (
     select
-        100 * sum(case when completed then cast(interrupted_attempts_cost as double) end)
-        / nullif(sum(case when completed then cast(completed_attempt_cost as double) end), 0)
+        100 * cast(sum(case when completed then interrupted_attempts_cost end) as double)
+        / nullif(cast(sum(case when completed then completed_attempt_cost end) as double), 0)
             as retry_overhead_pct,
         cast(sum(interrupted_attempts) as double) / nullif(sum(attempts), 0) as interruption_rate
     from (
