@@ -158,8 +158,9 @@ consumer_totals as (
         {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours
     from consumer_parts
     group by charge_key, consumer
-    -- a consumer with no part (idle on a GPU-hour its jobs filled) gets no row
-    having {{ exact_sum('part') }} > 0
+    -- a consumer with no part gets no row: idle on a GPU-hour its jobs filled keeps the float residue of
+    -- 1 - the jobs' parts (about 1e-16, and not the same on every engine), far below any real part
+    having {{ exact_sum('part') }} > 1e-12
 ),
 
 ratios as (
