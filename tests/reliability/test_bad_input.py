@@ -549,11 +549,20 @@ SPECIALS = {
     "dangling-link.json": "a symbolic link to",
     "named-pipe": "a named pipe in a folder (name it on the command line to read it)",
     "unix.sock": "a socket, not a file",
+    # issue 31: a loop of links stopped the batch with a traceback
+    "loop-a.json": "a symbolic link loop: a link to loop-b.json, which leads back to it",
+    "loop-b.json": "a symbolic link loop: a link to loop-a.json, which leads back to it",
+    "loop-self.json": "a symbolic link loop: a link to loop-self.json, which leads back to it",
+    "loop-folder": "a symbolic link loop: a link to a folder it lies in",
 }
 
 
 def _specials(folder: Path) -> None:
     (folder / "dangling-link.json").symlink_to(folder / "no-such-file.json")
+    (folder / "loop-a.json").symlink_to("loop-b.json")
+    (folder / "loop-b.json").symlink_to("loop-a.json")
+    (folder / "loop-self.json").symlink_to("loop-self.json")
+    (folder / "loop-folder").symlink_to(".")
     os.mkfifo(folder / "named-pipe")
     with socket.socket(socket.AF_UNIX) as server:
         server.bind(str(folder / "unix.sock"))  # the socket file stays when the socket is closed

@@ -15,14 +15,15 @@ The promises of interface §3 live here:
   one-by-one ingest leaves it;
 - bad input: an `IngestError` naming file, line, column and expectation; the batch goes on. That
   includes what is not a readable file at all: a file or folder this user may not read, a dangling
-  link, a socket or device, a file that vanished. A rejection repeated on unchanged input is reported
-  again but not recorded twice;
+  link, a loop of links, a socket or device, a file that vanished. A rejection repeated on unchanged
+  input is reported again but not recorded twice;
 - streams (`-` for standard input, `/dev/fd/N` from `<(...)`, named pipes) are read once into a
   temporary file, since detection, hashing and loading each read the file.
 """
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import logging
@@ -81,10 +82,11 @@ class Source:
 
     @property
     def key(self) -> str:
-        """The path the manifest records: absolute for a file, as named for a stream."""
+        """The path the manifest records: for a file, absolute, and by the names it was found under (a
+        link is not followed: a link loop has no end, a dangling link no target); for a stream, as named."""
         if self.path == STDIN:
             return "<stdin>"
-        return str(self.path) if self.stream else str(self.path.resolve())
+        return str(self.path) if self.stream else os.path.abspath(self.path)
 
 
 def _kind(mode: int) -> str | None:
@@ -111,6 +113,10 @@ def _classify(path: Path, *, named: bool) -> Source:
             return Source(path, problem=f"a symbolic link to {os.readlink(path)}, which does not exist")
         return Source(path, problem="vanished before it could be read")
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Source(
+                path, problem=f"a symbolic link loop: a link to {os.readlink(path)}, which leads back to it"
+            )
         return Source(path, problem=f"cannot be read: {exc.strerror or exc}")
     if stat.S_ISFIFO(mode):
         if named:
@@ -120,17 +126,23 @@ def _classify(path: Path, *, named: bool) -> Source:
     return Source(path, problem=kind) if kind else Source(path, local=path)
 
 
-def _walk(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Source]:
+def _walk(
+    folder: Path, seen: set[tuple[int, int]], within: frozenset[tuple[int, int]] = frozenset()
+) -> Iterator[Source]:
     """Files under a folder in name order, hidden ones skipped, linked folders followed once, folders
     marked with IGNORE_MARKER skipped.
 
-    A sub-folder that cannot be listed is a rejection (a problem Source), never silently skipped.
+    A sub-folder that cannot be listed is a rejection (a problem Source), never silently skipped; so is
+    a link to a folder it lies in (`within`: the folders above this one), a loop.
     """
     try:
         st = folder.stat()
-        if (st.st_dev, st.st_ino) in seen:
+        here = (st.st_dev, st.st_ino)
+        if here in seen:
+            if here in within:
+                yield Source(folder, problem="a symbolic link loop: a link to a folder it lies in")
             return
-        seen.add((st.st_dev, st.st_ino))
+        seen.add(here)
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
@@ -147,7 +159,7 @@ def _walk(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Source]:
         except OSError:
             is_dir = False
         if is_dir:
-            yield from _walk(path, seen)
+            yield from _walk(path, seen, within | {here})
         else:
             yield _classify(path, named=False)
 
