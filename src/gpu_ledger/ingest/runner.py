@@ -47,7 +47,7 @@ from tqdm import tqdm
 
 from gpu_ledger.ingest import registry
 from gpu_ledger.ingest.base import Format, LoadContext, Options
-from gpu_ledger.ingest.errors import IngestError
+from gpu_ledger.ingest.errors import IngestError, path_text
 from gpu_ledger.ingest.sniff import CORRUPT_GZIP, Sniff
 from gpu_ledger.ingest.store import UNREADABLE, RawStore
 
@@ -82,11 +82,12 @@ class Source:
 
     @property
     def key(self) -> str:
-        """The path the manifest records: for a file, absolute, and by the names it was found under (a
-        link is not followed: a link loop has no end, a dangling link no target); for a stream, as named."""
+        """The path the manifest records (`path_text`): for a file, absolute, and by the names it was found
+        under (a link is not followed: a link loop has no end, a dangling link no target); for a stream,
+        as named."""
         if self.path == STDIN:
             return "<stdin>"
-        return str(self.path) if self.stream else os.path.abspath(self.path)
+        return path_text(self.path if self.stream else os.path.abspath(self.path))
 
 
 def _kind(mode: int) -> str | None:
@@ -363,6 +364,9 @@ def _identify(source: Source, forced: Format | None, options: Options) -> Prepar
     except OSError as exc:
         prepared.error = IngestError(source.path, f"cannot be read: {exc.strerror or exc}", expected=READABLE)
         return prepared
+    if path_text(path) != str(path):
+        prepared.error = _unnamed(source)
+        return prepared
     prepared.fmt = forced
     try:
         if prepared.size == 0:
@@ -374,6 +378,23 @@ def _identify(source: Source, forced: Format | None, options: Options) -> Prepar
     except Exception as exc:
         prepared.error = exc
     return prepared
+
+
+def _unnamed(source: Source) -> IngestError:
+    """A file DuckDB cannot open: it takes a file's name as UTF-8 text, and this str of it is not its
+    name in UTF-8 (a byte that is not UTF-8, or a process that decodes names otherwise)."""
+    try:
+        os.fsencode(source.local).decode()
+    except UnicodeDecodeError:
+        return IngestError(
+            source.path, "its name is not UTF-8: rename the file", expected="a UTF-8 file name"
+        )
+    return IngestError(
+        source.path,
+        f"this process reads file names as {sys.getfilesystemencoding()}, not UTF-8: "
+        "run it under a UTF-8 locale, e.g. LANG=C.UTF-8",
+        expected="UTF-8 file names",
+    )
 
 
 def _load(store: RawStore, prepared: Prepared, options: Options) -> LoadContext:
@@ -484,7 +505,7 @@ def _as_error(source: Source, exc: Exception, fmt: Format | None = None) -> Inge
     saying what was expected: the format's own description where the error did not say."""
     if isinstance(exc, IngestError):
         if source.stream:
-            exc.path = str(source.path)
+            exc.path = path_text(source.path)
         if exc.expected is None and fmt is not None:
             exc.expected = fmt.description
         return exc
