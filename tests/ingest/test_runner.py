@@ -196,7 +196,6 @@ def test_a_load_killed_mid_file_leaves_the_store_unchanged(sim: Path, tmp_path: 
             "has value +Inf at 2027-01-15T08:00:00Z (expected a finite reading",
         ),
         ("minus_inf.json", _query_range([(GPU, [[1_800_000_000, "-Inf"]])]), "has value -Inf at 2027-01-15"),
-        ("nan.json", _query_range([(GPU, [[1_800_000_000, "NaN"]])]), "has value NaN at 2027-01-15"),
         (
             "ms_as_seconds.json",
             _query_range([(GPU, [[1_800_000_000_000, "1"]])]),
@@ -273,6 +272,30 @@ def test_a_blank_sentinel_is_missing_but_infinity_is_not_a_blank(tmp_path: Path)
         (outcome,) = ingest([blank], store, progress=False)
         assert (outcome.status, outcome.rows) == ("loaded", 1)
         assert _totals(store) == (1, 5.0)
+
+
+def test_nan_is_no_reading_dropped_and_counted(tmp_path: Path):
+    """Issue 31: Prometheus writes NaN legitimately (a rule's 0/0, the marker of a vanished series), and
+    one NaN rejected the whole file. It is no reading: dropped, and counted in a note of the load."""
+    answer = tmp_path / "util.json"
+    answer.write_text(
+        _query_range([(GPU, [[1_800_000_000, "NaN"], [1_800_000_030, "5"], [1_800_000_060, "NaN"]])])
+    )
+    scrape = tmp_path / "node-b-2026-10-01T000000Z.prom"
+    scrape.write_text(
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-7",Hostname="node-b"} NaN\n'
+        'DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-7",Hostname="node-b"} 1024\n'
+    )
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        outcomes = ingest([answer, scrape], store, progress=False)
+        assert [(o.status, o.rows, o.notes) for o in outcomes] == [
+            ("loaded", 1, [f"{answer}: 2 samples without a reading (NaN) dropped"]),
+            ("loaded", 1, [f"{scrape}: 1 sample without a reading (NaN) dropped"]),
+        ]
+        assert store.con.sql("select value from raw.dcgm_samples order by 1").fetchall() == [
+            (5.0,),
+            (1024.0,),
+        ]
 
 
 # ------------------------------------------------------------------------------ idempotent by content
