@@ -488,13 +488,15 @@ def _commit(store: RawStore, prepared: Prepared, record: dict, options: Options)
             version=ctx.version,
             status="loaded",
         )
+        store.place_load(record["load_id"])
         con.commit()
     except Exception as exc:
         con.rollback()
         store.discard_load(record["load_id"])
         return _reject(store, prepared, _as_error(source, exc, fmt))
-    # committed: the load counts. Should this fail (or the process die), the next RawStore finishes it.
-    store.publish_load(record["load_id"], replaced)
+    # committed: the load counts. Should this fail (or the process die), the next RawStore deletes
+    # the replaced files.
+    store.remove_replaced(replaced)
     return Outcome(
         source.path, "loaded", fmt.name, ctx.rows, replaced=[old["path"] for old in replaced], notes=ctx.notes
     )
