@@ -182,7 +182,7 @@ def test_query_range_counters_with_a_reset_land_every_reading(tmp_path: Path) ->
     ("value", "message"),
     [
         ('"-5"', "has value -5 at 2026-09-21T14:13:20Z (expected at least 0)"),
-        ('"NaN"', "has value NaN at 2026-09-21T14:13:20Z"),
+        ('"+Inf"', "has value +Inf at 2026-09-21T14:13:20Z"),
     ],
 )
 def test_impossible_token_counts_are_named(tmp_path: Path, value: str, message: str) -> None:

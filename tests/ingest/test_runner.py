@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import unicodedata
 from pathlib import Path
 
 import duckdb
@@ -195,7 +196,6 @@ def test_a_load_killed_mid_file_leaves_the_store_unchanged(sim: Path, tmp_path: 
             "has value +Inf at 2027-01-15T08:00:00Z (expected a finite reading",
         ),
         ("minus_inf.json", _query_range([(GPU, [[1_800_000_000, "-Inf"]])]), "has value -Inf at 2027-01-15"),
-        ("nan.json", _query_range([(GPU, [[1_800_000_000, "NaN"]])]), "has value NaN at 2027-01-15"),
         (
             "ms_as_seconds.json",
             _query_range([(GPU, [[1_800_000_000_000, "1"]])]),
@@ -272,6 +272,30 @@ def test_a_blank_sentinel_is_missing_but_infinity_is_not_a_blank(tmp_path: Path)
         (outcome,) = ingest([blank], store, progress=False)
         assert (outcome.status, outcome.rows) == ("loaded", 1)
         assert _totals(store) == (1, 5.0)
+
+
+def test_nan_is_no_reading_dropped_and_counted(tmp_path: Path):
+    """Issue 31: Prometheus writes NaN legitimately (a rule's 0/0, the marker of a vanished series), and
+    one NaN rejected the whole file. It is no reading: dropped, and counted in a note of the load."""
+    answer = tmp_path / "util.json"
+    answer.write_text(
+        _query_range([(GPU, [[1_800_000_000, "NaN"], [1_800_000_030, "5"], [1_800_000_060, "NaN"]])])
+    )
+    scrape = tmp_path / "node-b-2026-10-01T000000Z.prom"
+    scrape.write_text(
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-7",Hostname="node-b"} NaN\n'
+        'DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-7",Hostname="node-b"} 1024\n'
+    )
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        outcomes = ingest([answer, scrape], store, progress=False)
+        assert [(o.status, o.rows, o.notes) for o in outcomes] == [
+            ("loaded", 1, [f"{answer}: 2 samples without a reading (NaN) dropped"]),
+            ("loaded", 1, [f"{scrape}: 1 sample without a reading (NaN) dropped"]),
+        ]
+        assert store.con.sql("select value from raw.dcgm_samples order by 1").fetchall() == [
+            (5.0,),
+            (1024.0,),
+        ]
 
 
 # ------------------------------------------------------------------------------ idempotent by content
@@ -541,3 +565,43 @@ def test_streams_are_read_once(tmp_path: Path):
         assert con.sql("select value from raw.dcgm_samples order by ts").fetchall() == [(7.0,), (8.0,)]
         paths = con.sql("select path, status from raw.ingest_manifest order by loaded_at").fetchall()
     assert paths == [(f"/dev/fd/{read}", "loaded"), ("<stdin>", "loaded"), ("<stdin>", "rejected")]
+
+
+def test_the_manifest_holds_each_name_as_the_file_system_spells_it(tmp_path: Path):
+    """Issue 31: names with spaces and accents, in both Unicode forms (two files: NFC and NFD are other
+    bytes), reached through a linked folder, are recorded as found; a name that is not UTF-8 stopped the
+    batch (DuckDB takes no surrogates) and is now a rejection that names it with \\xNN."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    names = [unicodedata.normalize(form, "dcgm Zürich été.json") for form in ("NFC", "NFD")]
+    for i, name in enumerate([*names, os.fsdecode("caf\xe9.json".encode("latin-1"))]):
+        (folder / name).write_text(_query_range([(GPU, [[1_800_000_000 + 30 * i, "7"]])]))
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    with RawStore(tmp_path / "landed.duckdb") as store:
+        outcomes = ingest([link], store, progress=False)
+        manifest = dict(store.con.sql("select path, status from raw.ingest_manifest").fetchall())
+    assert manifest == {
+        f"{link}/{names[0]}": "loaded",
+        f"{link}/{names[1]}": "loaded",
+        f"{link}/caf\\xe9.json": "rejected",
+    }
+    assert (
+        outcomes[0].error
+        == f"{link}/caf\\xe9.json: its name is not UTF-8: rename the file (expected a UTF-8 file name)"
+    )
+    # a process that reads file names as ASCII (C locale, no UTF-8 mode) records them alike, and says why
+    # it cannot land them
+    home = tmp_path / "home"
+    ascii_env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    result = subprocess.run(
+        [*CLI, "--home", str(home), str(folder)], capture_output=True, text=True, cwd=REPO, env=ascii_env
+    )
+    assert "Traceback" not in result.stderr
+    assert (
+        result.stderr.count("this process reads file names as ascii, not UTF-8: run it under a UTF-8 locale")
+        == 2
+    )
+    with duckdb.connect(str(home / "landed.duckdb"), read_only=True) as con:
+        paths = {p for (p,) in con.sql("select path from raw.ingest_manifest").fetchall()}
+    assert paths == {f"{folder}/{names[0]}", f"{folder}/{names[1]}", f"{folder}/caf\\xe9.json"}

@@ -428,8 +428,8 @@ def sacct_row(draw: st.DrawFn) -> tuple[str, ...]:
 
 
 def _load(folder: Path, text: str) -> tuple[RawStore, Path, Exception | None]:
-    """Land `text` with the format's own load (not the runner, which wraps any exception); its files are
-    moved into place as the runner does once a load commits."""
+    """Land `text` with the format's own load (not the runner, which wraps any exception); it is recorded
+    as loaded and its files moved into place, as the runner commits a load (raw views read loaded loads)."""
     path = folder / "sacct.txt"
     path.write_text(text, encoding="utf-8")
     store = RawStore(folder / "landed.duckdb")
@@ -438,7 +438,8 @@ def _load(folder: Path, text: str) -> tuple[RawStore, Path, Exception | None]:
         slurm_sacct.load(ctx)
     except Exception as exc:  # noqa: BLE001  (the property is about which exceptions escape)
         return store, path, exc
-    store.publish_load(ctx.load_id, [])
+    store.record(load_id=ctx.load_id, path=str(path), size_bytes=len(text), sha256="", status="loaded")
+    store.place_load(ctx.load_id)
     return store, path, None
 
 

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 _NEWLINES = re.compile(r"\s*[\r\n]+\s*")
+
+
+def path_text(path: Path | str) -> str:
+    """A path as the file system spells it: its bytes read as UTF-8, whatever this process's locale,
+    and a byte that is not UTF-8 written \\xNN. Manifest rows and messages hold UTF-8 text only, which
+    a str of a name this process could not decode (its bytes as surrogates) is not."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 class LegacyStore(RuntimeError):
@@ -24,7 +32,7 @@ class IngestError(Exception):
         column: str | None = None,
         expected: str | None = None,
     ) -> None:
-        self.path = str(path)
+        self.path = path_text(path)
         self.message = message
         self.line = line
         self.column = column

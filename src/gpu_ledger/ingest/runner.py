@@ -15,14 +15,15 @@ The promises of interface §3 live here:
   one-by-one ingest leaves it;
 - bad input: an `IngestError` naming file, line, column and expectation; the batch goes on. That
   includes what is not a readable file at all: a file or folder this user may not read, a dangling
-  link, a socket or device, a file that vanished. A rejection repeated on unchanged input is reported
-  again but not recorded twice;
+  link, a loop of links, a socket or device, a file that vanished. A rejection repeated on unchanged
+  input is reported again but not recorded twice;
 - streams (`-` for standard input, `/dev/fd/N` from `<(...)`, named pipes) are read once into a
   temporary file, since detection, hashing and loading each read the file.
 """
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import logging
@@ -46,7 +47,7 @@ from tqdm import tqdm
 
 from gpu_ledger.ingest import registry
 from gpu_ledger.ingest.base import Format, LoadContext, Options
-from gpu_ledger.ingest.errors import IngestError
+from gpu_ledger.ingest.errors import IngestError, path_text
 from gpu_ledger.ingest.sniff import CORRUPT_GZIP, Sniff
 from gpu_ledger.ingest.store import UNREADABLE, RawStore
 
@@ -81,10 +82,12 @@ class Source:
 
     @property
     def key(self) -> str:
-        """The path the manifest records: absolute for a file, as named for a stream."""
+        """The path the manifest records (`path_text`): for a file, absolute, and by the names it was found
+        under (a link is not followed: a link loop has no end, a dangling link no target); for a stream,
+        as named."""
         if self.path == STDIN:
             return "<stdin>"
-        return str(self.path) if self.stream else str(self.path.resolve())
+        return path_text(self.path if self.stream else os.path.abspath(self.path))
 
 
 def _kind(mode: int) -> str | None:
@@ -111,6 +114,10 @@ def _classify(path: Path, *, named: bool) -> Source:
             return Source(path, problem=f"a symbolic link to {os.readlink(path)}, which does not exist")
         return Source(path, problem="vanished before it could be read")
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Source(
+                path, problem=f"a symbolic link loop: a link to {os.readlink(path)}, which leads back to it"
+            )
         return Source(path, problem=f"cannot be read: {exc.strerror or exc}")
     if stat.S_ISFIFO(mode):
         if named:
@@ -120,17 +127,23 @@ def _classify(path: Path, *, named: bool) -> Source:
     return Source(path, problem=kind) if kind else Source(path, local=path)
 
 
-def _walk(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Source]:
+def _walk(
+    folder: Path, seen: set[tuple[int, int]], within: frozenset[tuple[int, int]] = frozenset()
+) -> Iterator[Source]:
     """Files under a folder in name order, hidden ones skipped, linked folders followed once, folders
     marked with IGNORE_MARKER skipped.
 
-    A sub-folder that cannot be listed is a rejection (a problem Source), never silently skipped.
+    A sub-folder that cannot be listed is a rejection (a problem Source), never silently skipped; so is
+    a link to a folder it lies in (`within`: the folders above this one), a loop.
     """
     try:
         st = folder.stat()
-        if (st.st_dev, st.st_ino) in seen:
+        here = (st.st_dev, st.st_ino)
+        if here in seen:
+            if here in within:
+                yield Source(folder, problem="a symbolic link loop: a link to a folder it lies in")
             return
-        seen.add((st.st_dev, st.st_ino))
+        seen.add(here)
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
@@ -147,7 +160,7 @@ def _walk(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Source]:
         except OSError:
             is_dir = False
         if is_dir:
-            yield from _walk(path, seen)
+            yield from _walk(path, seen, within | {here})
         else:
             yield _classify(path, named=False)
 
@@ -351,6 +364,9 @@ def _identify(source: Source, forced: Format | None, options: Options) -> Prepar
     except OSError as exc:
         prepared.error = IngestError(source.path, f"cannot be read: {exc.strerror or exc}", expected=READABLE)
         return prepared
+    if path_text(path) != str(path):
+        prepared.error = _unnamed(source)
+        return prepared
     prepared.fmt = forced
     try:
         if prepared.size == 0:
@@ -362,6 +378,23 @@ def _identify(source: Source, forced: Format | None, options: Options) -> Prepar
     except Exception as exc:
         prepared.error = exc
     return prepared
+
+
+def _unnamed(source: Source) -> IngestError:
+    """A file DuckDB cannot open: it takes a file's name as UTF-8 text, and this str of it is not its
+    name in UTF-8 (a byte that is not UTF-8, or a process that decodes names otherwise)."""
+    try:
+        os.fsencode(source.local).decode()
+    except UnicodeDecodeError:
+        return IngestError(
+            source.path, "its name is not UTF-8: rename the file", expected="a UTF-8 file name"
+        )
+    return IngestError(
+        source.path,
+        f"this process reads file names as {sys.getfilesystemencoding()}, not UTF-8: "
+        "run it under a UTF-8 locale, e.g. LANG=C.UTF-8",
+        expected="UTF-8 file names",
+    )
 
 
 def _load(store: RawStore, prepared: Prepared, options: Options) -> LoadContext:
@@ -455,13 +488,15 @@ def _commit(store: RawStore, prepared: Prepared, record: dict, options: Options)
             version=ctx.version,
             status="loaded",
         )
+        store.place_load(record["load_id"])
         con.commit()
     except Exception as exc:
         con.rollback()
         store.discard_load(record["load_id"])
         return _reject(store, prepared, _as_error(source, exc, fmt))
-    # committed: the load counts. Should this fail (or the process die), the next RawStore finishes it.
-    store.publish_load(record["load_id"], replaced)
+    # committed: the load counts. Should this fail (or the process die), the next RawStore deletes
+    # the replaced files.
+    store.remove_replaced(replaced)
     return Outcome(
         source.path, "loaded", fmt.name, ctx.rows, replaced=[old["path"] for old in replaced], notes=ctx.notes
     )
@@ -472,7 +507,7 @@ def _as_error(source: Source, exc: Exception, fmt: Format | None = None) -> Inge
     saying what was expected: the format's own description where the error did not say."""
     if isinstance(exc, IngestError):
         if source.stream:
-            exc.path = str(source.path)
+            exc.path = path_text(source.path)
         if exc.expected is None and fmt is not None:
             exc.expected = fmt.description
         return exc

@@ -11,12 +11,13 @@ Layout (interface §3):
   DuckDB tables, and a view `raw.<table>` over each table's files, so DuckDB readers name tables,
   not files. Both tables are also written as Parquet under `landed/` for other engines.
 
-A load is all or nothing, kill -9 included. Its files are written under `landed/.pending/<load_id>/`,
-which no reader looks at; the manifest row committed in landed.duckdb is the moment the load counts;
-then its files are renamed into place and the files of the loads it replaced are deleted. Whoever
-opens the store next finishes that work if a kill interrupted it (`_settle_files`): pending files of a
-committed load are moved in, any other pending files and every file of a load that is not current are
-deleted. Writers hold the home's lock (`gpu_ledger.lock`), so nothing reads a half-settled store.
+A load is all or nothing, kill -9 included, for every reader. Its files are written under
+`landed/.pending/<load_id>/`, which no reader looks at, then renamed into place inside the load's
+transaction, before its manifest row commits; the view raw.<table> reads only rows of loads the
+manifest calls loaded, so that commit is the one moment the load's rows appear and the rows of the
+loads it replaced disappear. Those loads' files are deleted after it. Whoever opens the store next
+deletes what a kill left (`_settle_files`): pending files, and every file of a load that is not
+current. Writers hold the home's lock (`gpu_ledger.lock`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ UNREADABLE = "unreadable"
 DUCKDB_TABLES = ("ingest_manifest", "validation_results", "ingest_settings")
 # tables written as Parquet snapshots for other engines, with the name of their one file
 SNAPSHOTS = {"ingest_manifest": "manifest.parquet", "validation_results": "results.parquet"}
+# the rows a view raw.<table> reads: those of the loads the manifest calls loaded (see the module doc)
+CURRENT_ROWS = f"_load_id in (select load_id from {MANIFEST} where status = 'loaded')"
 # table -> its Hive partition column: the UTC day of this timestamp column, computed at write time
 PARTITIONS = {"dcgm_samples": ("day", "ts"), "inference_samples": ("day", "ts")}
 PENDING = ".pending"
@@ -184,7 +187,7 @@ class RawStore:
     def land(self, table: str, incoming: pl.DataFrame | duckdb.DuckDBPyRelation, load_id: str) -> int:
         """Write rows of `load_id` for `table` as Parquet under the load's pending folder; returns the rows.
 
-        They count once the load's manifest row is committed and `publish_load` has moved them in.
+        They count once `place_load` has moved them in and the load's manifest row is committed.
         Columns of no type (all null) are written as text, so that every engine reads one type.
         """
         shape = self.con.sql("select * from incoming limit 0")
@@ -220,13 +223,23 @@ class RawStore:
         copy = f"copy ({select}) to {_quote(target / f'{name}.parquet')} ({FILE_OPTIONS})"
         return self.con.execute(copy).fetchall()[0][0]
 
-    def publish_load(self, load_id: str, replaced: list[dict]) -> None:
-        """After the manifest committed: move the load's files into place, delete the replaced loads' files.
+    def place_load(self, load_id: str) -> None:
+        """In the load's transaction, before its manifest row commits: move its files into place, and
+        create the view of a table that gains its first file (DDL, so it commits with the row).
+
+        No reader sees the rows before the commit (the views read loaded loads' rows only). Should the
+        commit not come, the files stay unread until the next RawStore deletes them.
+        """
+        self.refresh_views(self._move_in(self.pending / load_id))
+        self._written.pop(load_id, None)
+
+    def remove_replaced(self, replaced: list[dict]) -> None:
+        """After the commit: delete the files of the loads this one replaced, which no view reads since,
+        and drop the view of a table left without files.
 
         `replaced`: manifest entries (load_id, tables) of the loads this one took the place of.
         """
-        tables = self._move_in(self.pending / load_id)
-        self._written.pop(load_id, None)
+        tables = set()
         for old in replaced:
             self._delete_files({old["load_id"]}, old["tables"] or [])
             tables |= set(old["tables"] or [])
@@ -256,9 +269,10 @@ class RawStore:
 
     def refresh_views(self, tables: set[str] | None = None) -> None:
         """A view raw.<table> over each table folder's files (of these tables, or all), at their absolute
-        path; none for a table whose files are all gone. A view binds to whatever files are there
-        when it is queried, columns a newer file brings included, so it needs replacing only when
-        its table gains its first file, or when the store was opened (the home may have moved)."""
+        path, reading the rows of loaded loads only; none for a table whose files are all gone. A view
+        binds to whatever files are there when it is queried, columns a newer file brings included, so
+        it needs replacing only when its table gains its first file, or when the store was opened (the
+        home may have moved)."""
         views = {
             r[0]
             for r in self.con.sql(
@@ -280,7 +294,8 @@ class RawStore:
                 options = ", hive_partitioning = true" if hive else ""
                 self.con.sql(
                     f"create or replace view raw.{table} as select * from "
-                    f"read_parquet({_quote(folder / pattern)}, union_by_name = true{options})"
+                    f"read_parquet({_quote(folder / pattern)}, union_by_name = true{options}) "
+                    f"where {CURRENT_ROWS}"
                 )
             elif not present and table in views:
                 self.con.sql(f"drop view raw.{table}")
@@ -320,7 +335,8 @@ class RawStore:
                 f.unlink()
 
     def _settle_files(self) -> None:
-        """Finish what a killed ingest left: move committed loads' pending files in, delete the rest."""
+        """Clear what a killed ingest left: files of no current load. (An earlier version moved a load's
+        files in after its commit, so its store may hold pending files of a committed load: moved in.)"""
         current = self._current()
         for folder in sorted(self.pending.iterdir()):
             if folder.name in current:

@@ -3,7 +3,8 @@
 Every telemetry format parses its file into a DuckDB relation of (series_no, labels MAP, ts, value)
 and hands it here. This module maps the label variants dcgm-exporter and Prometheus produce onto one
 set of typed columns, identifies each series by a stable hash of its labels, drops DCGM blank
-sentinels (finite values at or above 2^62 mean "not available"), and lands:
+sentinels (finite values at or above 2^62 mean "not available") and NaN (no reading, counted in a
+note), and lands:
 
 - `raw.dcgm_series`: one row per series per load: series_id, metric, the typed labels, the full map;
 - `raw.dcgm_samples`: series_id, ts, value, _load_id — the bulk, kept narrow, partitioned by UTC day.
@@ -24,9 +25,9 @@ import duckdb
 from gpu_ledger.ingest.base import LoadContext
 
 # at or above, and finite: a DCGM blank sentinel, "no value". +Inf and -Inf are no sentinel but a
-# broken reading, rejected like any value out of range. NaN is rejected too, except where the format
-# says it is Prometheus' staleness marker (a `promtool tsdb dump` prints the marker a series gets when
-# it disappears as NaN): there it means "no value" and is dropped.
+# broken reading, rejected like any value out of range. NaN is no reading either, and Prometheus writes
+# it legitimately (a rule's 0/0; the staleness marker a series gets when it disappears, as a `promtool
+# tsdb dump` prints it): dropped, and counted in a note of the load.
 DCGM_BLANK_THRESHOLD = 2.0**62
 
 # dcgm-exporter 1.x (and --use-old-namespace) metric names -> the current ones
@@ -108,12 +109,12 @@ def _label(column: str, names: tuple[str, ...]) -> str:
     return f"coalesce({', '.join(picks)})" if len(picks) > 1 else picks[0]
 
 
-def land(ctx: LoadContext, parsed: duckdb.DuckDBPyRelation, *, nan_is_stale: bool = False) -> None:
+def land(ctx: LoadContext, parsed: duckdb.DuckDBPyRelation) -> None:
     """Land a relation of (series_no, labels, ts, value), for formats that repeat labels on every sample."""
     con = ctx.store.con
     con.sql("create or replace temp table _parsed as select * from parsed")
     series = con.sql("select series_no, any_value(labels) as labels from _parsed group by series_no")
-    land_series(ctx, series, con.sql("select series_no, ts, value from _parsed"), nan_is_stale=nan_is_stale)
+    land_series(ctx, series, con.sql("select series_no, ts, value from _parsed"))
     con.sql("drop table _parsed")
 
 
@@ -122,12 +123,10 @@ def land_series(
     series: duckdb.DuckDBPyRelation,
     samples: duckdb.DuckDBPyRelation,
     *,
-    nan_is_stale: bool = False,
     ordered: bool = False,
 ) -> None:
     """Land series (series_no, labels) and their samples (series_no, ts, value).
 
-    `nan_is_stale`: NaN is the format's staleness marker and means "no value" (else it is rejected).
     `ordered`: the format has checked that each series' times strictly increase.
     """
     con = ctx.store.con
@@ -178,8 +177,10 @@ def land_series(
         from ({samples.sql_query()}) p join _series s using (series_no)
         where p.value is not null
           and not (p.value >= {DCGM_BLANK_THRESHOLD} and not isinf(p.value) and not isnan(p.value))
-          {"and not isnan(p.value)" if nan_is_stale else ""}
     """)
+    nan = con.execute("delete from _samples where isnan(value)").fetchall()[0][0]
+    if nan:
+        ctx.note(f"{nan:,} {'sample' if nan == 1 else 'samples'} without a reading (NaN) dropped")
     _check(ctx, ordered=ordered)
     inference, other = con.sql(
         "select count(*) filter (where inference_server is not null), "
@@ -246,7 +247,7 @@ RANGES = {
 def _check(ctx: LoadContext, *, ordered: bool) -> None:
     """Reject impossible values and duplicated samples, naming the first offending series and time.
 
-    The first problem in this order: a non-finite value, a time out of range, a value out of its
+    The first problem in this order: an infinite value, a time out of range, a value out of its
     metric's range (metrics in RANGES order); within each, the first series and time. Most files have
     none: one grouped pass over the samples says so, and only a file with a problem pays for the
     search of its first one.
@@ -266,11 +267,11 @@ def _check(ctx: LoadContext, *, ordered: bool) -> None:
         per_series as (
             select
                 series_no, min(ts) as first_ts, max(ts) as last_ts, min(value) as low, max(value) as high,
-                bool_or(isinf(value) or isnan(value)) as non_finite
+                bool_or(isinf(value)) as infinite
             from _samples group by series_no
         )
         select count(*) from per_series p join _series s using (series_no) left join ranges r using (metric)
-        where p.non_finite or p.first_ts < $lo or p.last_ts > $hi or p.low < r.low or p.high > r.high
+        where p.infinite or p.first_ts < $lo or p.last_ts > $hi or p.low < r.low or p.high > r.high
         """,
         params=window,
     ).fetchall()[0][0]
@@ -282,12 +283,12 @@ def _check(ctx: LoadContext, *, ordered: bool) -> None:
                 select
                     s.series_no, s.ts, s.value, m.metric,
                     case
-                        when isinf(s.value) or isnan(s.value) then 0
+                        when isinf(s.value) then 0
                         when s.ts < $lo or s.ts > $hi then 1
                         else 2 + r.rank
                     end as problem
                 from _samples s join _series m using (series_no) left join ranges r using (metric)
-                where isinf(s.value) or isnan(s.value) or s.ts < $lo or s.ts > $hi
+                where isinf(s.value) or s.ts < $lo or s.ts > $hi
                    or s.value < r.low or s.value > r.high
             )
             -- formatted in SQL: a year past 9999 is beyond Python's datetime
@@ -300,7 +301,7 @@ def _check(ctx: LoadContext, *, ordered: bool) -> None:
             raise ctx.error(
                 f"{_describe(con, series_no)} has value {_prometheus(value)} at {ts}",
                 column=metric,
-                expected="a finite reading (a missing value is a DCGM blank, at or above 2^62, or no sample)",
+                expected="a finite reading (no reading is NaN, a DCGM blank at or above 2^62, or no sample)",
             )
         if problem == 1:
             raise ctx.error(
@@ -334,8 +335,8 @@ def _check(ctx: LoadContext, *, ordered: bool) -> None:
 
 
 def _prometheus(value: float) -> str:
-    """A non-finite value as Prometheus writes it."""
-    return "NaN" if value != value else ("+Inf" if value > 0 else "-Inf")
+    """An infinite value as Prometheus writes it."""
+    return "+Inf" if value > 0 else "-Inf"
 
 
 def _describe(con: duckdb.DuckDBPyConnection, series_no: int) -> str:

@@ -112,8 +112,7 @@ def parse_and_land(ctx: LoadContext, time: TimeSource) -> None:
             """,
             params={**params, **extra},
         )
-        # promtool's dumps print the staleness marker of a vanished series as NaN
-        telemetry.land(ctx, parsed, nan_is_stale=time.unit != "none")
+        telemetry.land(ctx, parsed)
     finally:
         con.sql("drop table if exists _expo_keys")
         con.sql("drop table if exists _expo_series")
