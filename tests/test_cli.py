@@ -20,7 +20,7 @@ import pytest
 
 from gpu_ledger.cli import home_dir, main
 from gpu_ledger.simulator.fleet import minimum_gpus
-from tests.reliability.processes import wait_for
+from tests.reliability.processes import children, running, wait_for
 from tests.terminal import REPO, gpu_ledger
 
 pytestmark = pytest.mark.minutes(2)
@@ -307,6 +307,19 @@ def test_the_app_starts_without_streamlit_warnings(tmp_path: Path):
     printed = log.read_text()
     assert "GPU Ledger reports on http://127.0.0.1:" in printed
     assert "No runtime found" not in printed, printed
+
+
+def test_a_killed_app_stops_its_server_and_frees_its_port(tmp_path: Path):
+    app, port = _start_app(tmp_path / "home", tmp_path / "app.log")
+    try:
+        server = children(app.pid)
+        assert server
+        os.kill(app.pid, signal.SIGTERM)  # kill <pid>: the command only, not its group
+        app.wait(timeout=30)
+        wait_for(lambda: not any(running(pid) for pid in server), 10, "the server to stop with the app")
+        assert not _answers(port), f"port {port} still served after the app was killed"
+    finally:
+        _stop_group(app)
 
 
 def test_verbose_says_what_each_stage_does_and_writers_log_in_the_home(tmp_path: Path):

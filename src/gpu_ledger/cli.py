@@ -1194,14 +1194,17 @@ def app_command(port: int, address: str) -> int:
 
 
 def _app(home: Path, address: str, port: int) -> int:
-    """Serve the reports; the app reads <home>/warehouse.duckdb read-only and never blocks a build."""
+    """Serve the reports; the app reads <home>/warehouse.duckdb read-only and never blocks a build.
+
+    The server is tethered: it stops with this process however that ends (kill, kill -9), port freed."""
     import subprocess
 
     from gpu_ledger.app_server import command, environment
+    from gpu_ledger.tether import tethered
 
     click.echo(f"GPU Ledger reports on http://{address}:{port} (Ctrl+C to stop)")
     try:
-        return subprocess.call(command(address, port), env=environment(home))
+        return subprocess.call(tethered(command(address, port)), env=environment(home))
     except KeyboardInterrupt:
         return OK
 
