@@ -3,6 +3,7 @@ complete warehouse; a build killed with -9 changes nothing, its dbt dies with it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -128,3 +129,33 @@ def test_a_killed_build_changes_nothing_its_dbt_dies_and_a_retry_publishes(home_
     assert published_marts(home_copy) == marts
     assert not list((home_copy / "builds").iterdir()), "the killed builds' folders were not cleared"
     print(f"killed builds: {rounds} killed with -9, dbt gone each time, retry published {len(marts)} marts")
+
+
+def test_ctrl_c_stops_a_build_and_its_dbt_in_one_line_and_changes_nothing(home_copy: Path):
+    warehouse, state = _digest(home_copy / "warehouse.duckdb"), _digest(home_copy / "work.duckdb")
+    # --full-refresh: a build that finished left nothing new; a session of its own: a group to signal
+    build = subprocess.Popen(
+        cli("build", "--home", str(home_copy), "--full-refresh"),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        dbt = wait_for(lambda: children(build.pid), 120, "the build to start dbt")
+        time.sleep(3.0)
+        os.killpg(build.pid, signal.SIGINT)  # Ctrl+C: a terminal sends it to the build and dbt alike
+        out, err = build.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # a build that hung, and its dbt
+            os.killpg(build.pid, signal.SIGKILL)
+    assert (build.returncode, out, err) == (
+        130,
+        "",
+        "gpu-ledger build: interrupted; the published warehouse is unchanged\n",
+    ), err[-3000:]
+    wait_for(lambda: not any(running(pid) for pid in dbt), 15, "dbt to stop with its build")
+    assert _digest(home_copy / "warehouse.duckdb") == warehouse
+    assert _digest(home_copy / "work.duckdb") == state
+    assert not list((home_copy / "builds").iterdir()), "an interrupted build left files behind"
