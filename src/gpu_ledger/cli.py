@@ -1072,16 +1072,12 @@ def status_command(wait: float | None) -> int:
 
 
 def _status(home: Path, wait: float | None) -> int:
-    from gpu_ledger.ingest.status import WITHOUT, status, unrecognised
-    from gpu_ledger.ingest.store import RawStore
+    from gpu_ledger.ingest.status import WITHOUT, read
 
-    landed = Home(home).raw_db
-    if not landed.exists():
+    if not Home(home).raw_db.exists():
         click.echo(f"Nothing landed in {home} yet: run gpu-ledger ingest PATH... (or make demo).")
         return OK
-    # the landed store opens read-write, which would stop a running build from attaching it
-    with home_lock(home, "status", wait=wait), RawStore(landed) as store:
-        groups, rejected_unknown = status(store), unrecognised(store)
+    groups, rejected_unknown = read(Home(home), wait)  # from a copy: a build runs on meanwhile
     for g in groups:
         rejected = f", {g.rejected} rejected" if g.rejected else ""
         if not g.files:

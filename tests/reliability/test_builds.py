@@ -32,8 +32,7 @@ from tests.reliability.processes import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.minutes(2)]
 
-# seconds after a build starts at which another writer (or status, which opens the landed store
-# read-write) tries the same home
+# seconds after a build starts at which another writer (or status, a reader) tries the same home
 OFFSETS_S = [0.5, 1.5, 3.0, 6.0, 10.0, 15.0] if TORTURE else [0.5, 1.5, 3.0]
 BUILD_TIMEOUT_S = 900
 
@@ -80,7 +79,7 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
             if TORTURE
             else None
         )
-        contenders = itertools.cycle([["build"], ["ingest", str(REPO / "seeds")], ["status"], ["validate"]])
+        contenders = itertools.cycle([["build"], ["ingest", str(REPO / "seeds")], ["validate"]])
         for offset, command in zip(OFFSETS_S, contenders, strict=False):
             time.sleep(max(0.0, began + offset - time.monotonic()))
             if build.poll() is not None:
@@ -102,6 +101,23 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
     print(f"overlapping writers: {refused} refused, published marts seen {watcher.counts}")
     assert refused >= len(OFFSETS_S[:2])
     assert watcher.counts == {len(marts)}, watcher.counts
+
+
+def test_status_runs_beside_a_build_which_still_publishes(home_copy: Path):
+    marts = marts_built(home_copy)
+    build = start("build", "--home", str(home_copy), "--full-refresh")
+    began = time.monotonic()
+    wait_for(lambda: getattr(holder(home_copy), "pid", None) == build.pid, 60, "the build's lock")
+    for offset in OFFSETS_S:
+        time.sleep(max(0.0, began + offset - time.monotonic()))
+        status = subprocess.run(cli("status", "--home", str(home_copy)), capture_output=True, text=True)
+        assert status.returncode == 0, status.stderr[-2000:]
+        assert status.stdout.startswith("billing     missing: "), status.stdout
+        assert build.poll() is None, "the build ended while status ran: use smaller offsets"
+    out, err = build.communicate(timeout=BUILD_TIMEOUT_S)
+    assert build.returncode == 0, err[-3000:]
+    assert published_marts(home_copy) == marts
+    assert not list((home_copy / "builds").iterdir()), "a build left files behind"
 
 
 def test_a_killed_build_changes_nothing_its_dbt_dies_and_a_retry_publishes(home_copy: Path):
