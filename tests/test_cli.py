@@ -4,19 +4,23 @@ exit status per outcome, usage errors that create nothing, logging."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from gpu_ledger.cli import home_dir, main
 from gpu_ledger.simulator.fleet import minimum_gpus
+from tests.reliability.processes import children, running, wait_for
 from tests.terminal import REPO, gpu_ledger
 
 pytestmark = pytest.mark.minutes(2)
@@ -257,6 +261,65 @@ def test_app_checks_its_port_first(tmp_path: Path):
         result = gpu_ledger("app", "--home", str(tmp_path), "--port", str(taken.getsockname()[1]))
     assert result.returncode == 2
     assert "is not available" in _one_line(result.stderr)
+
+
+def _start_app(home: Path, log: Path) -> tuple[subprocess.Popen, int]:
+    """`gpu-ledger app` on a free port, in a process group of its own, its output in `log`, once the
+    server answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with log.open("w") as out:
+        app = subprocess.Popen(
+            [sys.executable, "-m", "gpu_ledger.cli", "app", "--home", str(home), "--port", str(port)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    wait_for(lambda: _answers(port) or app.poll() is not None, 120, "the app to answer")
+    assert app.poll() is None, log.read_text()
+    return app, port
+
+
+def _answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+            return reply.status == 200
+    except OSError:
+        return False
+
+
+def _stop_group(app: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):  # the group is gone already
+        os.killpg(app.pid, signal.SIGKILL)
+    app.wait()
+
+
+def test_the_app_starts_without_streamlit_warnings(tmp_path: Path):
+    log = tmp_path / "app.log"
+    app, _ = _start_app(tmp_path / "home", log)
+    try:
+        os.killpg(app.pid, signal.SIGINT)  # Ctrl+C, as a terminal sends it
+        app.wait(timeout=30)
+    finally:
+        _stop_group(app)
+    printed = log.read_text()
+    assert "GPU Ledger reports on http://127.0.0.1:" in printed
+    assert "No runtime found" not in printed, printed
+
+
+def test_a_killed_app_stops_its_server_and_frees_its_port(tmp_path: Path):
+    app, port = _start_app(tmp_path / "home", tmp_path / "app.log")
+    try:
+        server = children(app.pid)
+        assert server
+        os.kill(app.pid, signal.SIGTERM)  # kill <pid>: the command only, not its group
+        app.wait(timeout=30)
+        wait_for(lambda: not any(running(pid) for pid in server), 10, "the server to stop with the app")
+        assert not _answers(port), f"port {port} still served after the app was killed"
+    finally:
+        _stop_group(app)
 
 
 def test_verbose_says_what_each_stage_does_and_writers_log_in_the_home(tmp_path: Path):

@@ -21,8 +21,8 @@ fingerprint in `<home>/warehouse.json` after it publishes, with the published fi
 warehouse replaced by anything else is rebuilt. `--full-refresh` always builds.
 
 dbt runs in a child process of its own (`gpu_ledger.dbt_runner`), tethered (`gpu_ledger.tether`):
-killing the build, even with kill -9, kills dbt with it. The child streams dbt's events back, which
-the command line draws as progress.
+killing the build, even with kill -9, kills dbt with it. dbt ignores Ctrl+C, which the build turns
+into killing it. The child streams dbt's events back, which the command line draws as progress.
 
 `select` and `exclude` are dbt's node selection. A selected build starts, as every build does, from
 the last passing build's working file, which holds every model it built: the nodes selected are

@@ -10,7 +10,8 @@ Exit status, the same for every command:
   1  something was rejected or failed: a file, a validation suite, a build, a query;
   2  the command did not run: a usage error (a bad option, a path that does not exist), nothing to
      work on yet (nothing landed, no warehouse), or the home or a file is in use by another process
-     (wait and retry, or pass --wait).
+     (wait and retry, or pass --wait);
+  130  interrupted by Ctrl+C (the way `app` stops, which then exits 0).
 
 `main(argv)` runs the command and returns its exit status; the `gpu-ledger` script and
 `python -m gpu_ledger.cli` exit with it.
@@ -40,7 +41,7 @@ from gpu_ledger.home import DEFAULT_HOME, Home
 from gpu_ledger.ingest.errors import LegacyStore
 from gpu_ledger.lock import HomeBusy, conflict_message, home_lock
 
-OK, FAILED, DID_NOT_RUN = 0, 1, 2
+OK, FAILED, DID_NOT_RUN, INTERRUPTED = 0, 1, 2, 130
 logger = logging.getLogger("gpu_ledger.cli")
 
 EPILOG = """\b
@@ -595,6 +596,7 @@ def _build(
     kwargs: dict[str, Any] = {"select": select, "exclude": exclude} if engine == "duckdb" else {}
     progress = BuildProgress(show=_progress_shown())
     _log_to_home(home)
+    published = _identity(Home(home).warehouse)
     try:
         with progress:
             result = engine_module.build(
@@ -608,6 +610,12 @@ def _build(
     except spark_build.SparkUnavailable as exc:
         _error(exc)
         return DID_NOT_RUN
+    except KeyboardInterrupt:  # Ctrl+C: dbt, which ignores it, was stopped with the build
+        if _identity(Home(home).warehouse) == published:
+            _error("interrupted; the published warehouse is unchanged")
+        else:  # as it wrote the docs of what it published (or waited, with --wait, for one that did)
+            _error(f"interrupted after {Home(home).warehouse} was published")
+        return INTERRUPTED
     unmatched = build.unmatched_selectors(result.output)
     if not result.success and unmatched:
         verb = "matches" if len(unmatched) == 1 else "match"
@@ -653,6 +661,15 @@ def _build(
     logger.info("published %s", result.published)
     click.echo(f"Built and published {result.published}")
     return OK
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """A file's inode and modification time, which a publish (a rename into place) changes."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
 
 
 # ----------------------------------------------------------------------------------- publish
@@ -1055,16 +1072,12 @@ def status_command(wait: float | None) -> int:
 
 
 def _status(home: Path, wait: float | None) -> int:
-    from gpu_ledger.ingest.status import WITHOUT, status, unrecognised
-    from gpu_ledger.ingest.store import RawStore
+    from gpu_ledger.ingest.status import WITHOUT, read
 
-    landed = Home(home).raw_db
-    if not landed.exists():
+    if not Home(home).raw_db.exists():
         click.echo(f"Nothing landed in {home} yet: run gpu-ledger ingest PATH... (or make demo).")
         return OK
-    # the landed store opens read-write, which would stop a running build from attaching it
-    with home_lock(home, "status", wait=wait), RawStore(landed) as store:
-        groups, rejected_unknown = status(store), unrecognised(store)
+    groups, rejected_unknown = read(Home(home), wait)  # from a copy: a build runs on meanwhile
     for g in groups:
         rejected = f", {g.rejected} rejected" if g.rejected else ""
         if not g.files:
@@ -1194,14 +1207,17 @@ def app_command(port: int, address: str) -> int:
 
 
 def _app(home: Path, address: str, port: int) -> int:
-    """Serve the reports; the app reads <home>/warehouse.duckdb read-only and never blocks a build."""
+    """Serve the reports; the app reads <home>/warehouse.duckdb read-only and never blocks a build.
+
+    The server is tethered: it stops with this process however that ends (kill, kill -9), port freed."""
     import subprocess
 
     from gpu_ledger.app_server import command, environment
+    from gpu_ledger.tether import tethered
 
     click.echo(f"GPU Ledger reports on http://{address}:{port} (Ctrl+C to stop)")
     try:
-        return subprocess.call(command(address, port), env=environment(home))
+        return subprocess.call(tethered(command(address, port)), env=environment(home))
     except KeyboardInterrupt:
         return OK
 
@@ -1269,7 +1285,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except click.exceptions.Abort:
         click.echo("gpu-ledger: interrupted", err=True)
-        return 130
+        return INTERRUPTED
     finally:
         logs.reset()
     return code if isinstance(code, int) else OK

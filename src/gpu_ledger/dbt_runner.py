@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -70,6 +71,9 @@ def run(
                 continue
             if on_event is not None:
                 on_event(event)
+    except BaseException:  # Ctrl+C (which the child ignores) or a failure here: dbt stops with the build
+        child.kill()
+        raise
     finally:
         returncode = child.wait()
         reader.join()
@@ -112,6 +116,9 @@ def _record(event: Any) -> Event | None:
 
 
 def main(arguments: list[str]) -> int:
+    # Ctrl+C reaches dbt with the build (a terminal signals the whole process group); the build stops
+    # dbt (`run`), and dbt would otherwise print a traceback, or swallow it while parsing and go on
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     events = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # dbt's console output, and anything else written to fd 1, goes to standard error
     guard = threading.Lock()  # dbt fires events from its worker threads

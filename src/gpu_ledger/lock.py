@@ -1,5 +1,6 @@
-"""One writer per home: an OS file lock on `<home>/.lock`, taken by ingest, validate, pull and build,
-and by status, which opens the landed store read-write and so would stop a build from attaching it.
+"""One writer per home: an OS file lock on `<home>/.lock`, taken by ingest, validate, pull, build and
+publish. Readers take none: status reads a copy of the landed store (`gpu_ledger.ingest.status.read`),
+and the published warehouse that the others read is replaced by a rename, never written in place.
 
 Why `flock` on a file that is never deleted: the kernel releases it when the holder's process dies, by
 any signal, kill -9 included, so a crashed writer never leaves a stale lock to clean up by hand, and
@@ -129,7 +130,8 @@ _DUCKDB_LOCK = re.compile(r'Could not set lock on file "([^"]+)"')
 def conflict_message(exc: BaseException, root: Path) -> str | None:
     """One line for a DuckDB file-lock conflict (a database file another process has open), else None.
 
-    Readers such as `status` take no home lock, so they can meet a file that a writer has open.
+    A writer meets one when a process other than gpu-ledger holds a file of the home open (a DuckDB
+    client that opened landed.duckdb read-write).
     """
     found = _DUCKDB_LOCK.search(str(exc))
     if found is None:

@@ -2,7 +2,8 @@
 
 `build` runs dbt as a child. Were the build killed and dbt left running, dbt would keep the landed
 store open (so ingest could not write it) and keep writing the shared dbt target folder, and a retry
-would meet it. Why not a process group killed on exit: a process killed with -9 runs no exit code.
+would meet it. `app` runs its Streamlit server tethered too: a killed app must not keep its port.
+Why not a process group killed on exit: a process killed with -9 runs no exit code.
 Why not `preexec_fn`: it is unsafe in a process with threads (the app, the tests). Instead the child
 is a small Python that asks Linux (prctl PR_SET_PDEATHSIG) for SIGKILL when its parent dies, checks
 that the parent has not died already, and then execs the real command: the death signal survives

@@ -3,6 +3,7 @@ complete warehouse; a build killed with -9 changes nothing, its dbt dies with it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -31,8 +32,7 @@ from tests.reliability.processes import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.minutes(2)]
 
-# seconds after a build starts at which another writer (or status, which opens the landed store
-# read-write) tries the same home
+# seconds after a build starts at which another writer (or status, a reader) tries the same home
 OFFSETS_S = [0.5, 1.5, 3.0, 6.0, 10.0, 15.0] if TORTURE else [0.5, 1.5, 3.0]
 BUILD_TIMEOUT_S = 900
 
@@ -79,7 +79,7 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
             if TORTURE
             else None
         )
-        contenders = itertools.cycle([["build"], ["ingest", str(REPO / "seeds")], ["status"], ["validate"]])
+        contenders = itertools.cycle([["build"], ["ingest", str(REPO / "seeds")], ["validate"]])
         for offset, command in zip(OFFSETS_S, contenders, strict=False):
             time.sleep(max(0.0, began + offset - time.monotonic()))
             if build.poll() is not None:
@@ -101,6 +101,23 @@ def test_overlapping_writers_are_refused_and_the_build_publishes_a_complete_ware
     print(f"overlapping writers: {refused} refused, published marts seen {watcher.counts}")
     assert refused >= len(OFFSETS_S[:2])
     assert watcher.counts == {len(marts)}, watcher.counts
+
+
+def test_status_runs_beside_a_build_which_still_publishes(home_copy: Path):
+    marts = marts_built(home_copy)
+    build = start("build", "--home", str(home_copy), "--full-refresh")
+    began = time.monotonic()
+    wait_for(lambda: getattr(holder(home_copy), "pid", None) == build.pid, 60, "the build's lock")
+    for offset in OFFSETS_S:
+        time.sleep(max(0.0, began + offset - time.monotonic()))
+        status = subprocess.run(cli("status", "--home", str(home_copy)), capture_output=True, text=True)
+        assert status.returncode == 0, status.stderr[-2000:]
+        assert status.stdout.startswith("billing     missing: "), status.stdout
+        assert build.poll() is None, "the build ended while status ran: use smaller offsets"
+    out, err = build.communicate(timeout=BUILD_TIMEOUT_S)
+    assert build.returncode == 0, err[-3000:]
+    assert published_marts(home_copy) == marts
+    assert not list((home_copy / "builds").iterdir()), "a build left files behind"
 
 
 def test_a_killed_build_changes_nothing_its_dbt_dies_and_a_retry_publishes(home_copy: Path):
@@ -128,3 +145,33 @@ def test_a_killed_build_changes_nothing_its_dbt_dies_and_a_retry_publishes(home_
     assert published_marts(home_copy) == marts
     assert not list((home_copy / "builds").iterdir()), "the killed builds' folders were not cleared"
     print(f"killed builds: {rounds} killed with -9, dbt gone each time, retry published {len(marts)} marts")
+
+
+def test_ctrl_c_stops_a_build_and_its_dbt_in_one_line_and_changes_nothing(home_copy: Path):
+    warehouse, state = _digest(home_copy / "warehouse.duckdb"), _digest(home_copy / "work.duckdb")
+    # --full-refresh: a build that finished left nothing new; a session of its own: a group to signal
+    build = subprocess.Popen(
+        cli("build", "--home", str(home_copy), "--full-refresh"),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        dbt = wait_for(lambda: children(build.pid), 120, "the build to start dbt")
+        time.sleep(3.0)
+        os.killpg(build.pid, signal.SIGINT)  # Ctrl+C: a terminal sends it to the build and dbt alike
+        out, err = build.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # a build that hung, and its dbt
+            os.killpg(build.pid, signal.SIGKILL)
+    assert (build.returncode, out, err) == (
+        130,
+        "",
+        "gpu-ledger build: interrupted; the published warehouse is unchanged\n",
+    ), err[-3000:]
+    wait_for(lambda: not any(running(pid) for pid in dbt), 15, "dbt to stop with its build")
+    assert _digest(home_copy / "warehouse.duckdb") == warehouse
+    assert _digest(home_copy / "work.duckdb") == state
+    assert not list((home_copy / "builds").iterdir()), "an interrupted build left files behind"

@@ -33,6 +33,19 @@ def _hold(root: Path, seconds: float) -> subprocess.Popen[str]:
     return proc
 
 
+# a writer that holds the home and, for a while, the landed store open read-write (as ingest does
+# throughout and a build as it starts), then the home alone
+HOLD_STORE = (
+    "import sys, time; from pathlib import Path; from gpu_ledger.lock import home_lock\n"
+    "from gpu_ledger.ingest.store import RawStore\n"
+    "root = Path(sys.argv[1])\n"
+    "with home_lock(root, sys.argv[2]):\n"
+    "    with RawStore(root / 'landed.duckdb'):\n"
+    "        print('held', flush=True); time.sleep(float(sys.argv[3]))\n"
+    "    time.sleep(60)\n"
+)
+
+
 def _one_line(err: str) -> str:
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
@@ -50,6 +63,34 @@ def test_a_second_writer_is_told_who_holds_the_home(tmp_path: Path, capsys):
             assert f"another gpu-ledger build (pid {other.pid}, started " in line
             assert "holds this home" in line and str(tmp_path) in line and "--wait" in line
         assert not (tmp_path / "landed.duckdb").exists(), "the refused ingest opened nothing"
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.parametrize("command", ["build", "ingest"])
+def test_status_waits_out_a_build_opening_the_landed_store_and_names_any_other_writer(
+    tmp_path: Path, capsys, command: str
+):
+    other = subprocess.Popen(
+        [sys.executable, "-c", HOLD_STORE, str(tmp_path), command, "1.5"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        code = main(["status", "--home", str(tmp_path)])
+        out, err = capsys.readouterr()
+        if command == "build":
+            assert code == 0 and out.startswith("billing     missing: "), err
+            assert time.monotonic() - started >= 1.0, "read the store while the build had it open"
+        else:
+            assert code == 2
+            line = _one_line(err)
+            assert f"is being written by gpu-ledger ingest (pid {other.pid}, started " in line
+            assert "--wait" in line
     finally:
         other.kill()
         other.wait()
@@ -108,18 +149,25 @@ def test_threads_of_one_process_exclude_each_other(tmp_path: Path):
 
 
 def test_a_database_file_in_use_is_one_line_naming_it(tmp_path: Path, capsys):
-    """`status` takes no home lock; a landed store another process has open is still one line."""
+    """A landed store that a process other than gpu-ledger holds open read-write: a writer meets DuckDB's
+    lock, and `status`, which takes no lock and reads a copy made while nothing writes the store, finds
+    the writer; each says so in one line."""
     code = (
         "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); "
         "print('held', flush=True); time.sleep(60)"
     )
     landed = tmp_path / "landed.duckdb"
     other = subprocess.Popen([sys.executable, "-c", code, str(landed)], stdout=subprocess.PIPE, text=True)
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text("job_id,scheduler,submitted_at,gpus\nj-1,ray,2026-10-01T00:00:00Z,1\n")
     try:
         assert other.stdout.readline().strip() == "held"
-        assert main(["status", "--home", str(tmp_path)]) == 2
+        assert main(["ingest", "--home", str(tmp_path), str(jobs)]) == 2
         line = _one_line(capsys.readouterr().err)
         assert f"{landed} is in use by another process" in line and "try again" in line
+        assert main(["status", "--home", str(tmp_path)]) == 2
+        line = _one_line(capsys.readouterr().err)
+        assert f"{landed} is being written by pid {other.pid} (" in line and "try again" in line
     finally:
         other.kill()
         other.wait()

@@ -1,7 +1,7 @@
 """`streamlit run` of the app, in a process that has already loaded what every first page needs.
 
 A fresh Streamlit server runs nothing until a browser connects, so its first page paid for importing
-pandas, Altair and the app's modules, for reading the semantic layer's YAML and for the reader's
+pandas, Altair and what the app's modules import, for reading the semantic layer's YAML and for the reader's
 snapshot of the published warehouse (a copy of the file: gpu_ledger.warehouse). Here that work is
 done before the server starts listening, in the server's own process, so the first visitor waits no
 longer than any other.
@@ -16,17 +16,19 @@ import sys
 
 
 def preload() -> None:
-    """Import what the pages import, and open the published warehouse's snapshot if there is one."""
+    """Import what the pages' modules import, and open the published warehouse's snapshot if there is
+    one. Not those modules themselves: an `st.cache_data` function defined before Streamlit's runtime
+    starts logs "No runtime found" (and gets its real cache on its first call in any case)."""
     import altair  # noqa: F401
     import pandas  # noqa: F401
 
     from gpu_ledger import metrics
-    from gpu_ledger.app import data, filters  # noqa: F401
+    from gpu_ledger.home import Home
     from gpu_ledger.warehouse import WarehouseMissing, snapshot
 
     metrics.layer()  # every page's headline figures are its metrics
     with contextlib.suppress(WarehouseMissing):  # without a warehouse every page says so
-        snapshot(data.warehouse_path())
+        snapshot(Home.resolve(None).warehouse)  # the home the app serves (gpu_ledger.app.data.home)
 
 
 def main() -> None:

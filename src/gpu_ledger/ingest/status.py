@@ -7,10 +7,16 @@ rejected (its earlier load, if any, still counts as loaded, since its rows are s
 
 from __future__ import annotations
 
+import tempfile
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
+from gpu_ledger.home import Home
 from gpu_ledger.ingest import registry
-from gpu_ledger.ingest.store import MANIFEST, RawStore
+from gpu_ledger.ingest.store import MANIFEST, RawStore, StoreCopy, quiet_copy
+from gpu_ledger.lock import POLL_S, HomeBusy, holder
+from gpu_ledger.warehouse import writer
 
 # what the warehouse cannot tell without each group (interface §7: an absent source is never an error)
 WITHOUT = {
@@ -42,6 +48,29 @@ CURRENT = f"""
     )
     where status = 'loaded' or (status = 'rejected' and is_newest)
 """
+
+
+def read(home: Home, wait: float | None = None) -> tuple[list[GroupStatus], int]:
+    """`status` and `unrecognised` of a copy of the landed store taken when no process wrote it
+    (`StoreCopy`), so that reading never stops a writer. A build writes the store only as it starts and
+    is waited for; another writer (ingest, validate, pull, or any process) for up to `wait` seconds,
+    after which, or at once without `wait`, HomeBusy says who it is."""
+    deadline = None if wait is None else time.monotonic() + wait
+    with tempfile.TemporaryDirectory(prefix="gpu-ledger-status-") as folder:
+        while (copy := quiet_copy(home.raw_db, Path(folder))) is None:
+            by, who = writer(home.raw_db), holder(home.root)
+            building = who is not None and who.command == "build"
+            if by and not building and (deadline is None or time.monotonic() >= deadline):
+                raise HomeBusy(
+                    f"{home.raw_db} is being written by {who or by}: try again when it finishes, or pass "
+                    "--wait SECONDS to wait for it"
+                    if wait is None
+                    else f"{home.raw_db} is still being written by {who or by} after waiting {wait:g} s: "
+                    "try again later or with a longer --wait"
+                )
+            time.sleep(POLL_S)
+        with StoreCopy(home.raw_db, copy) as store:
+            return status(store), unrecognised(store)
 
 
 def status(store: RawStore) -> list[GroupStatus]:

@@ -32,6 +32,7 @@ import duckdb
 import polars as pl
 
 from gpu_ledger.ingest.errors import LegacyStore
+from gpu_ledger.warehouse import writer
 
 MEMORY_LIMIT = os.environ.get("GPU_LEDGER_MEMORY_LIMIT", "2GB")
 MANIFEST = "raw.ingest_manifest"
@@ -374,3 +375,49 @@ class RawStore:
                 f"({', '.join(sorted(legacy)[:3])}, ...), "
                 "before landed data was Parquet: ingest the source files again into a new --home"
             )
+
+
+class StoreCopy(RawStore):
+    """The landed store as it was at one moment, read from a private copy of landed.duckdb
+    (`quiet_copy`), for `status`: a reader that opened the home's file, even read-only, would stop
+    any other process from opening it read-write, as ingest does and a build does as it starts. The
+    copy's views are made again over the landed files where they are now; nothing of the home is
+    written, settled or locked."""
+
+    def __init__(self, path: Path, copy: Path) -> None:
+        self.path, self.files = path, path.with_suffix("")
+        self.con = duckdb.connect(str(copy), config={"memory_limit": MEMORY_LIMIT})
+        self._refuse_legacy()
+        self.refresh_views()
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def quiet_copy(path: Path, folder: Path) -> Path | None:
+    """Copy the DuckDB file `path` and its WAL into `folder`, and return the copy, if no process had it
+    open read-write and neither file changed meanwhile (a copy of a file being written could be torn);
+    else None. Copying takes no lock, so it never stops a writer."""
+    files = [path, Path(f"{path}.wal")]
+    before = [_identity(f) for f in files]
+    if writer(path) is not None:
+        return None
+    try:
+        for file, identity in zip(files, before, strict=True):
+            (folder / file.name).unlink(missing_ok=True)  # an earlier try's copy of a WAL since ended
+            if identity is not None:
+                shutil.copyfile(file, folder / file.name)
+    except FileNotFoundError:  # removed while copied
+        return None
+    if writer(path) is not None or [_identity(f) for f in files] != before:
+        return None
+    return folder / path.name
+
+
+def _identity(file: Path) -> tuple[int, int, int] | None:
+    """A file's inode, size and modification time, which any write changes; None when it is missing."""
+    try:
+        stat = file.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
