@@ -1150,8 +1150,8 @@ def _print_reconciliation(home: Home) -> None:
     for r in rows.iter_rows(named=True):
         verdict = "reconciled" if r["worst_gap"] < 0.01 else f"OFF by up to {r['worst_gap']:,.2f}"
         click.echo(
-            f"{'cost':<11} {r['provider']}: {r['gpu']:,.2f} GPU cost = jobs {r['jobs']:,.2f} + unallocated "
-            f"{r['unallocated']:,.2f} + idle {r['idle']:,.2f} ({verdict})"
+            f"{'cost':<11} {r['provider']}: {r['gpu']:,.2f} GPU cost = jobs {r['jobs']:,.2f} + jobs of no "
+            f"team {r['unallocated']:,.2f} + idle {r['idle']:,.2f} ({verdict})"
         )
 
 

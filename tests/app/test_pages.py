@@ -87,6 +87,23 @@ def test_every_page_renders_without_an_exception(home):
         assert at.title, page
 
 
+def test_the_anomalies_headline_counts_every_team_day_it_lists(home, warehouse, monkeypatch):
+    """The headline's count is what the section holds: the largest first, the others in an expander
+    (issue 31: "7 stand out" above 5 warnings and no word of the other 2)."""
+    from gpu_ledger.app import figures
+
+    flagged = int(_scalar(warehouse, "select count(*) from marts.fct_team_cost_anomalies where is_anomaly"))
+    assert flagged >= 1
+    monkeypatch.setattr(figures, "ANOMALIES_SHOWN", flagged - 1 if flagged > 1 else 0)
+    at = _open(_app(), "overview")
+    (headline,) = [h.value for h in at.subheader if h.value.startswith("Cost anomalies")]
+    assert headline.startswith(f"Cost anomalies: {flagged} team-day")
+    listed = [w for w in at.warning if w.icon == ":material/troubleshoot:"]
+    assert len(listed) == flagged
+    (more,) = [e for e in at.expander if "more team-day" in e.label]
+    assert more.label.startswith(f"{flagged - figures.ANOMALIES_SHOWN} more team-day")
+
+
 def test_overview_numbers_equal_the_marts_with_filters(home, warehouse):
     start, end, team = _window(warehouse)
     at = _open(_app(), "overview")
@@ -140,7 +157,7 @@ def test_waste_jobs_capacity_and_health_numbers_equal_the_marts(home, warehouse)
         == f"{int(_scalar(warehouse, 'select count(*) from marts.fct_job_costs')):,}"
     )
     assert _metric(at, "Job cost") == money(_scalar(warehouse, "select sum(cost) from marts.fct_job_costs"))
-    assert _metric(at, "Lost to interruptions") == money(
+    assert _metric(at, "Training lost to interruptions") == money(
         _scalar(warehouse, "select sum(interrupted_attempts_cost) from marts.fct_training_run_costs")
     )
     at = _open(at, "capacity")
@@ -235,6 +252,17 @@ def test_the_sql_page_runs_a_select_and_shows_the_docs(home, warehouse):
     )
     docs = at.dataframe[1].value
     assert "description" in docs.columns
+    # the docs open on the mart the example query reads, every column described
+    assert at.selectbox(key="sql_mart").value == "fct_cost_by_owner_daily"
+    assert (docs["description"] != "").all(), docs
+    # money as `gpu-ledger sql` prints it: to the cent, in the currency's format
+    at = _run_sql(
+        at, "select team, sum(total_cost) as total_cost from marts.fct_cost_by_owner_daily group by 1"
+    )
+    result = at.dataframe[0].value
+    exact = _scalar(warehouse, "select sum(total_cost) from marts.fct_cost_by_owner_daily")
+    assert float(result["total_cost"].sum()) == pytest.approx(exact, abs=0.005 * len(result))
+    assert (result["total_cost"].astype(float).round(2) == result["total_cost"].astype(float)).all()
 
 
 def test_the_connection_refuses_what_the_check_lets_through(home, warehouse):
@@ -654,6 +682,33 @@ def test_every_headline_figure_is_its_metric_on_every_page_that_shows_it(home, w
         for label, value in cards.items():
             seen.setdefault(label, set()).add(value)
     assert all(len(values) == 1 for values in seen.values()), {k: v for k, v in seen.items() if len(v) > 1}
+
+
+# figures that mean different things (issue 31: $44,009 against $13,092 of monthly savings, $11,420 against
+# $11,051 of interruptions, $918 against $706 a training run, GPU spend against budgets' actual): on the
+# page that shows the first, under a label of its own, a visible note names the second
+NAMED_APART = [
+    ("open_idle_monthly_saving", "savings_available", "waste"),
+    ("interruption_cost", "spot_interruption_cost", "jobs"),
+    ("spot_interruption_cost", "interruption_cost", "purchasing"),
+    ("cost_per_training_run", "training_run_cost", "business"),
+    ("budget_actual", "gpu_spend", "overview"),
+]
+
+
+def test_figures_that_differ_in_meaning_differ_in_name_with_a_visible_note(home, warehouse):
+    from gpu_ledger import metrics
+
+    layer = metrics.layer()
+    at = _app()
+    for name, other, page in NAMED_APART:
+        label, other_label = layer.metric(name).label, layer.metric(other).label
+        assert label.lower() not in other_label.lower() and other_label.lower() not in label.lower()
+        assert other in layer.metric(name).description, (name, other)  # the definition says which it is not
+        at = _open(at, page)
+        assert label in _cards(at), (page, label)
+        notes = " ".join(c.value for c in at.caption).lower()
+        assert label.lower() in notes and other_label.lower() in notes, (page, name, other, notes)
 
 
 def test_every_page_is_a_dbt_exposure_of_the_metrics_it_shows(home, warehouse):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from gpu_ledger import user_sql
+from gpu_ledger import sql_output, user_sql
 from gpu_ledger.home import Home
 from gpu_ledger.user_sql import RejectedQuery
 from gpu_ledger.warehouse import WarehouseMissing, snapshot, writer
@@ -95,13 +95,14 @@ def marts() -> list[str]:
 # --- user-typed SQL -------------------------------------------------------------------------------
 
 
-def run_user_sql(sql: str) -> tuple[pd.DataFrame, bool]:
-    """Run a user's read-only query; returns at most USER_SQL_ROW_LIMIT rows and whether it was cut.
+def run_user_sql(sql: str) -> tuple[pd.DataFrame, bool, list[str]]:
+    """Run a user's read-only query; returns at most USER_SQL_ROW_LIMIT rows, whether it was cut, and
+    its money columns (as `gpu-ledger sql` finds them, rounded to cents as it prints them).
 
     Raises RejectedQuery (with a reason to show) for anything but one read, or a query that fails.
     """
     frame, cut = user_sql.run(warehouse_path(), sql, limit=USER_SQL_ROW_LIMIT)
-    return frame.to_pandas(), cut
+    return sql_output.rounded(frame).to_pandas(), cut, sql_output.money_columns(frame)
 
 
 # --- docs -----------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ SIDEBAR_DIMENSIONS = {
 # st.column_config.NumberColumn presets with a currency sign and thousands separators
 COLUMN_FORMATS = {"USD": "dollar", "EUR": "euro", "JPY": "yen"}
 SEVERITY = {"on_track": "green", "at_risk": "orange", "over_budget": "red"}
+ANOMALIES_SHOWN = 5  # cost anomalies shown first (the largest deviations); the others in an expander
 
 
 def layer() -> metrics.SemanticLayer:
@@ -177,7 +178,15 @@ def anomalies(f: filters.Filters) -> None:
     if flagged.empty:
         return
     st.subheader(f"Cost anomalies: {len(flagged)} team-day{'s' if len(flagged) > 1 else ''} stand out")
-    for row in flagged.head(5).itertuples():
+    _anomaly_warnings(flagged.head(ANOMALIES_SHOWN))
+    rest = flagged.iloc[ANOMALIES_SHOWN:]
+    if not rest.empty:
+        with st.expander(f"{len(rest)} more team-day{'s' if len(rest) > 1 else ''}, smaller deviations"):
+            _anomaly_warnings(rest)
+
+
+def _anomaly_warnings(flagged) -> None:
+    for row in flagged.itertuples():
         kind = "spike" if row.direction == "spike" or row.deviation_cost > 0 else "drop"
         st.warning(
             f"**{row.team}, {row.day:%a %d %b %Y}: cost {kind}.** {money(row.cost)} against a "

@@ -40,6 +40,10 @@ if filters.require_warehouse():
     if filters.require_mart("fct_project_roi", "Project ROI"):
         figures.caption(HEADLINE, f)
         figures.cards(HEADLINE, f)
+        st.caption(
+            "Training cost per completed run: the projects' whole training cost in the window over the runs "
+            "that completed in it. The Jobs page's training runs' true cost follows each run's own attempts."
+        )
         roi = figures.query(BY_PROJECT, f, group_by=["project"])
         roi = roi[roi["project_gpu_cost"].fillna(0).astype(float) > 0].copy()
         if roi.empty:
@@ -112,7 +116,7 @@ if filters.require_warehouse():
                     "project_gpu_cost": figures.money_column("GPU cost"),
                     "business_value": figures.money_column("Business value"),
                     "roi": st.column_config.NumberColumn("ROI", format="percent"),
-                    "cost_per_training_run": figures.money_column("Per training run"),
+                    "cost_per_training_run": figures.money_column("Training cost per completed run"),
                     "cost_per_1k_requests": figures.money_column("Per 1k requests"),
                     "completed_training_runs": "Training runs completed",
                     "inference_requests": st.column_config.NumberColumn(

@@ -18,6 +18,11 @@ if filters.require_warehouse():
     figures.caption(JOBS, f, extra="Jobs count in the window they started in.")
     figures.cards(JOBS, f)
     figures.cards(RUNS, f)
+    st.caption(
+        "Training lost to interruptions: the interrupted attempts of training runs, whatever the cause "
+        "(spot reclaims, node failures, requeues). Purchasing's attempts killed by spot reclaims count "
+        "any workload's attempts, and spot reclaims only."
+    )
 
     rwhere, rparams = f.where(time="first_started_at", team="team", project="project")
     if figures.full_range(f):

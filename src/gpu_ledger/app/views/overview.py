@@ -65,6 +65,10 @@ def budget_row(f: filters.Filters, columns) -> None:
         delta_color="orange",
         note=note,
     )
+    st.caption(
+        f"Budgets: {month:%B %Y}, the teams with a budget only. So actual to date is not the GPU spend "
+        "above, which is the window's cost of every owner, teams without a budget and unallocated included."
+    )
 
 
 st.title("GPU spend overview")

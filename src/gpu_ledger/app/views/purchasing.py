@@ -220,6 +220,10 @@ if filters.require_warehouse():
 
     st.subheader("Spot interruptions")
     figures.cards(["spot_interruptions", "spot_interruption_cost"], f)
+    st.caption(
+        "Attempts killed by spot reclaims: any workload's. The Jobs page's training lost to interruptions "
+        "counts training runs' attempts interrupted by any cause (node failures and requeues too)."
+    )
     swhere, sparams = f.where(time="warning_at")
     spot = data.query(
         f"""select killed_attempts_cost::double as killed_attempts_cost, killed_attempts,
@@ -232,7 +236,7 @@ if filters.require_warehouse():
         spot,
         hide_index=True,
         column_config={
-            "killed_attempts_cost": figures.money_column("Cost of killed attempts"),
+            "killed_attempts_cost": figures.money_column("Attempts killed, cost"),
             "killed_attempts": "Attempts killed",
             "killed_gpu_hours": st.column_config.NumberColumn("GPU-hours lost", format="localized"),
             "warning_at": st.column_config.DatetimeColumn("Warning (UTC)", format="YYYY-MM-DD HH:mm"),

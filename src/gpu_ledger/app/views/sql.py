@@ -5,12 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from gpu_ledger import metrics
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import data, figures, filters
 from gpu_ledger.build import DOCS
 
+EXAMPLE_MART = "fct_cost_by_owner_daily"
 EXAMPLE = (
     "select team, sum(total_cost) as total_cost\n"
-    "from marts.fct_cost_by_owner_daily\n"
+    f"from marts.{EXAMPLE_MART}\n"
     "group by team\n"
     "order by total_cost desc"
 )
@@ -23,21 +24,27 @@ if filters.require_warehouse():
         sql = st.text_area("Query", value=EXAMPLE, height=180, key="sql_query")
         if st.button("Run query", type="primary", key="sql_run", icon=":material/play_arrow:"):
             try:
-                frame, cut = data.run_user_sql(sql)
+                frame, cut, money = data.run_user_sql(sql)
             except data.RejectedQuery as exc:
                 st.error(str(exc), icon=":material/block:")
             else:
                 st.caption(
                     f"{len(frame):,} rows" + (f" (first {data.USER_SQL_ROW_LIMIT:,} shown)" if cut else "")
                 )
-                st.dataframe(frame, hide_index=True)
+                st.dataframe(
+                    frame,
+                    hide_index=True,
+                    column_config={name: figures.money_column(name) for name in money},
+                )
                 st.download_button(
                     "Download CSV", frame.to_csv(index=False).encode(), file_name="query.csv", mime="text/csv"
                 )
     with right:
         docs = data.mart_docs()
         names = data.marts()
-        mart = st.selectbox("Mart", names, key="sql_mart") if names else None
+        # the mart the example query reads opens first
+        first = names.index(EXAMPLE_MART) if EXAMPLE_MART in names else 0
+        mart = st.selectbox("Mart", names, index=first, key="sql_mart") if names else None
         if mart:
             doc = docs.get(mart, {})
             st.markdown(f"**marts.{mart}**")

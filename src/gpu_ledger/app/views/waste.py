@@ -25,6 +25,11 @@ if filters.require_warehouse():
     cols = st.columns(4)
     for column, name in zip(cols, HEADLINE, strict=True):
         figures.card(column, name, got[name])
+    st.caption(
+        "Idle now, cost per month: every GPU idle at the end of the data, a month at its rate. Savings "
+        "available per month (Overview, Purchasing) sums the purchasing recommendations instead, whose "
+        "terminate-idle ones cover only machines idle over their whole look-back."
+    )
 
     by_cause = figures.query(["idle_period_cost"], f, group_by=["metric_time__day", "team", "cause"])
     if not by_cause.empty:
@@ -189,4 +194,8 @@ if filters.require_warehouse():
         figures.money(unalloc or 0),
         help="GPU spend owned by the `unallocated` owner: job time and untagged machines that map to no team "
         "(fix the org map seed or the machines' tags). Metric `gpu_spend` for team = unallocated.",
+    )
+    st.caption(
+        "Unallocated GPU spend: the `unallocated` owner's jobs and the idle time of untagged machines. "
+        "`gpu-ledger status` reconciles the bill's parts instead: its jobs of no team are the jobs only."
     )
