@@ -36,7 +36,7 @@ named_machines as (
         max(instance_id) as instance_id,
         max(gpu_count) as gpu_count
     from machines
-    group by short_host_key
+    group by 1
     having count(*) = 1
 ),
 
