@@ -112,7 +112,7 @@ ALLOCATIONS_SCHEMA = {
     "gpu_instance_id": pl.Int32,  # null for a whole GPU
     "started_at": UTC_TS,
     "ended_at": UTC_TS,  # clipped to the window end when still running
-    "behaviour": pl.Utf8,  # utilisation pattern: see simulator.telemetry_model.BEHAVIOURS
+    "behaviour": pl.Utf8,  # utilisation pattern: see simulator.telemetry_series.BEHAVIOURS
     "util_level": pl.Float64,  # behaviour's typical utilisation, 0..1
     "fb_used_mib": pl.Int64,  # steady framebuffer the workload holds
     "gpu_share": pl.Float64,  # the part of the GPU held (a shard or MPS share); null: the whole GPU or slice
