@@ -222,8 +222,9 @@ def land_series(
     if nan:
         ctx.note(f"{nan:,} {'sample' if nan == 1 else 'samples'} without a reading (NaN) dropped")
     _check(ctx, ordered=ordered)
-    counts = dict(con.sql("select destination, count(*) from _series group by destination").fetchall())
-    # a file of inference-server or HAMi series alone lands no DCGM rows; any other lands as it always has
+    # the destinations the file's series are bound for: a file of inference-server or HAMi series alone
+    # lands no DCGM rows; a file of no series lands (empty) DCGM tables, as it always has
+    bound = {d for (d,) in con.sql("select distinct destination from _series").fetchall()} or {"dcgm"}
     columns = {
         "dcgm": ", ".join(LABEL_COLUMNS),
         "inference": "inference_server as server, "
@@ -231,7 +232,7 @@ def land_series(
         "hami": ", ".join(f"hami_{c} as {c}" for c in HAMI_LABEL_COLUMNS),
     }
     for destination, (series_table, samples_table) in DESTINATIONS.items():
-        if not counts.get(destination) and (destination != "dcgm" or counts):
+        if destination not in bound:
             continue
         ctx.land(
             series_table,
