@@ -14,7 +14,8 @@
       alone: a MIG slice's g/7 of its GPU; what it declared it may use of each GPU (HAMi: the largest
       of its compute percent, memory percent and memory MiB over its GPU model's memory; a Slurm
       job's shards or MPS share; at most 1); else 1 (pods that time-slice or share a GPU through MPS
-      split it by the time each held it: int_attribution__allocations).
+      split it by the time each held it: int_attribution__allocations). is_share_declared: the share
+      is a MIG slice's or a declared one, not the 1 of an attempt that declared nothing.
 #}
 with attempts as (
     select * from {{ ref('int_workloads__attempts') }}
@@ -179,6 +180,7 @@ final as (
             least(1.0, declared_gpu_share),
             1.0
         ) as gpu_share,
+        mig_profile is not null or declared_gpu_share is not null as is_share_declared,
         hostnames,
         instance_id,
         node_gpu_count,

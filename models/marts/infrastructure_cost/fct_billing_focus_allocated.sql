@@ -9,7 +9,9 @@
     - a usage row of a GPU instance covers instance-hours (pro rata over its charge period, as
       int_billing__gpu_instance_hours spreads it); each instance-hour is shared equally by the instance's
       billed GPU-hours (fct_gpu_hours), and each GPU-hour by its consumers in proportion to their
-      cost_share (held time x share of the GPU; idle the rest);
+      cost_share (on the GPU-hour's split_basis: held time x share of the GPU, or measured use; idle the
+      rest); AllocatedMethodDetails' x_SplitBasis says which (the basis the row's GPU-hours share, else
+      `mixed`; `unallocated` for idle on GPU-hours no job held);
     - a consumer's AllocatedRatio is the sum of those parts over the row's GPU-hours, normalised over the
       row's consumers so that the ratios add up to 1;
     - every summable metric (focus_summable_columns()) is the origin's x AllocatedRatio at 10 decimals,
@@ -100,6 +102,8 @@ instance_hour_consumers as (
         max(allocations.project) as project,
         max(allocations.workload_class) as workload_class,
         max(allocations.environment) as environment,
+        min(allocations.split_basis) as first_split_basis,
+        max(allocations.split_basis) as last_split_basis,
         {{ exact_sum('allocations.cost_share / billed_gpu_hours.instance_gpus') }} as cost_share,
         {{ exact_sum("
             case
@@ -132,6 +136,8 @@ consumer_parts as (
         instance_hour_consumers.project,
         instance_hour_consumers.workload_class,
         instance_hour_consumers.environment,
+        instance_hour_consumers.first_split_basis,
+        instance_hour_consumers.last_split_basis,
         instance_hour_consumers.cost_share * charge_hours.covered_seconds / charge_hours.period_seconds as part,
         instance_hour_consumers.held_gpu_hours * charge_hours.covered_seconds / 3600.0 as held_gpu_hours,
         instance_hour_consumers.busy_gpu_hours * charge_hours.covered_seconds / 3600.0 as busy_gpu_hours
@@ -153,6 +159,11 @@ consumer_totals as (
         max(project) as project,
         max(workload_class) as workload_class,
         max(environment) as environment,
+        -- the split's basis over the row's GPU-hours: the one they share, else mixed
+        case
+            when min(first_split_basis) = max(last_split_basis) then min(first_split_basis)
+            when min(first_split_basis) is not null then 'mixed'
+        end as split_basis,
         {{ exact_sum('part') }} as part,
         {{ exact_sum('held_gpu_hours') }} as held_gpu_hours,
         {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours
@@ -209,6 +220,7 @@ allocated_amounts as (
         project,
         workload_class,
         environment,
+        split_basis,
         allocated_ratio,
         held_gpu_hours,
         busy_gpu_hours
@@ -228,6 +240,7 @@ split_parts as (
         allocated_amounts.project,
         allocated_amounts.workload_class,
         allocated_amounts.environment,
+        allocated_amounts.split_basis,
         allocated_amounts.allocated_ratio,
         allocated_amounts.held_gpu_hours,
         allocated_amounts.busy_gpu_hours
@@ -250,6 +263,7 @@ split_rows as (
             ('UsageQuantity', 'round(split_parts.held_gpu_hours, 6)'),
             ('x_BusyGpuHours', 'round(split_parts.busy_gpu_hours, 6)'),
             ('x_SharingMode', "coalesce(jobs.sharing_mode, 'unallocated')"),
+            ('x_SplitBasis', "coalesce(split_parts.split_basis, 'unallocated')"),
         ]) }} as AllocatedMethodDetails,
         {%- elif name == 'AllocatedResourceId' %}
         -- FOCUS 1.3: null on the unallocated portion of the origin charge (idle)

@@ -19,6 +19,7 @@ final as (
         workload_class,
         environment,
         sharing_mode,
+        split_basis,
         -- numerics
         share,
         allocated_seconds,

@@ -57,9 +57,10 @@ ENV_TOKEN = "GPU_LEDGER_PROMETHEUS_TOKEN"
 
 def default_metrics() -> list[str]:
     """The metrics the marts read: the DCGM ones (the current names of telemetry.OLD_METRIC_NAMES, plus
-    GPU_TEMP) and the inference servers' token and request counters (telemetry.INFERENCE_METRICS)."""
+    GPU_TEMP), the inference servers' token and request counters (telemetry.INFERENCE_METRICS) and HAMi's
+    per-container use of shared GPUs (telemetry.HAMI_METRICS, legacy and current names)."""
     dcgm = [*telemetry.OLD_METRIC_NAMES.values(), "DCGM_FI_DEV_GPU_TEMP"]
-    return list(dict.fromkeys([*dcgm, *telemetry.INFERENCE_METRICS]))
+    return list(dict.fromkeys([*dcgm, *telemetry.INFERENCE_METRICS, *telemetry.HAMI_METRICS]))
 
 
 def default_matches() -> list[str]:

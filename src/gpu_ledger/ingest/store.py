@@ -6,7 +6,7 @@ Layout (interface §3):
   Files of one table may differ in columns: a newer export brings more, and readers take the union.
 - `<home>/landed/dcgm_samples/day=YYYY-MM-DD/<load_id>_<n>.parquet`: telemetry samples, partitioned
   by UTC day (Hive layout), so a build that wants one more day reads one more folder; inference
-  servers' samples likewise under `landed/inference_samples/`.
+  servers' samples likewise under `landed/inference_samples/`, HAMi's under `landed/hami_samples/`.
 - `<home>/landed.duckdb`: the manifest (`raw.ingest_manifest`), validation results and settings, as
   DuckDB tables, and a view `raw.<table>` over each table's files, so DuckDB readers name tables,
   not files. Both tables are also written as Parquet under `landed/` for other engines.
@@ -65,7 +65,7 @@ SNAPSHOTS = {"ingest_manifest": "manifest.parquet", "validation_results": "resul
 # the rows a view raw.<table> reads: those of the loads the manifest calls loaded (see the module doc)
 CURRENT_ROWS = f"_load_id in (select load_id from {MANIFEST} where status = 'loaded')"
 # table -> its Hive partition column: the UTC day of this timestamp column, computed at write time
-PARTITIONS = {"dcgm_samples": ("day", "ts"), "inference_samples": ("day", "ts")}
+PARTITIONS = {table: ("day", "ts") for table in ("dcgm_samples", "inference_samples", "hami_samples")}
 PENDING = ".pending"
 # zstd: half the bytes of the default snappy for telemetry, for a tenth more writing time
 FILE_OPTIONS = "format parquet, compression zstd"

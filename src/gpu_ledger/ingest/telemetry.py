@@ -95,6 +95,35 @@ INFERENCE_LABEL_COLUMNS = {
     "scrape_job": ("job",),
     "scrape_instance": ("instance",),
 }
+# HAMi's vGPU monitor (the hami-device-plugin's vgpu-monitor, `:9394/metrics`): per container and device
+# it shares, the SM utilisation (0-100) and the device memory used and allowed. Its legacy names
+# (podnamespace/podname/ctrname/vdeviceid/deviceuuid labels; `--legacy-metrics` in newer releases)
+# and the current `hami_*` names (namespace/pod/container/vdevice_index/device_uuid) -> what it measures
+HAMI_METRICS = {
+    "Device_utilization_desc_of_container": "sm_util_pct",
+    "hami_container_device_utilization_ratio": "sm_util_pct",
+    "vGPU_device_memory_usage_in_bytes": "memory_used_bytes",
+    "hami_vgpu_memory_used_bytes": "memory_used_bytes",
+    "vGPU_device_memory_limit_in_bytes": "memory_limit_bytes",
+    "hami_vgpu_memory_limit_bytes": "memory_limit_bytes",
+}
+# typed column of raw.hami_series -> label names that carry it, first present wins. The current names'
+# pod labels collide with the scraped target's: with honorLabels off, Prometheus renames them exported_*
+HAMI_LABEL_COLUMNS = {
+    "gpu_uuid": ("deviceuuid", "device_uuid"),
+    "vdevice_index": ("vdeviceid", "vdevice_index"),
+    "pod": ("podname", "exported_pod", "pod"),
+    "namespace": ("podnamespace", "exported_namespace", "namespace"),
+    "container": ("ctrname", "exported_container", "container"),
+    "scrape_job": ("job",),
+    "scrape_instance": ("instance",),
+}
+# the tables each kind of series lands in: (series table, samples table)
+DESTINATIONS = {
+    "dcgm": ("dcgm_series", "dcgm_samples"),
+    "inference": ("inference_series", "inference_samples"),
+    "hami": ("hami_series", "hami_samples"),
+}
 
 
 def _label(column: str, names: tuple[str, ...]) -> str:
@@ -140,6 +169,11 @@ def land_series(
         f"coalesce({', '.join(f'present[{n!r}]' for n in names)}) as inference_{col}"
         for col, names in INFERENCE_LABEL_COLUMNS.items()
     )
+    hami_typed = ",\n".join(
+        f"coalesce({', '.join(f'present[{n!r}]' for n in names)}) as hami_{col}"
+        for col, names in HAMI_LABEL_COLUMNS.items()
+    )
+    hami_names = ", ".join(f"'{name}'" for name in HAMI_METRICS)
     exporters = ", ".join(f"'{c}'" for c in EXPORTER_CONTAINERS)
     exported = ", ".join(
         f"map_contains(labels, 'exported_{c}') as has_exported_{c}" for c in EXPORTER_POD_LABELS
@@ -153,8 +187,14 @@ def land_series(
                 as series_id,
             case present['__name__'] {metric_case} else present['__name__'] end as metric,
             case {server_case} end as inference_server,
+            case
+                when inference_server is not null then 'inference'
+                when present['__name__'] in ({hami_names}) then 'hami'
+                else 'dcgm'
+            end as destination,
             {typed},
             {inference_typed},
+            {hami_typed},
             labels,
             series_no
         from (
@@ -182,43 +222,37 @@ def land_series(
     if nan:
         ctx.note(f"{nan:,} {'sample' if nan == 1 else 'samples'} without a reading (NaN) dropped")
     _check(ctx, ordered=ordered)
-    inference, other = con.sql(
-        "select count(*) filter (where inference_server is not null), "
-        "count(*) filter (where inference_server is null) from _series"
-    ).fetchall()[0]
-    # a file of inference-server series alone lands no DCGM rows; any other file lands as it always has
-    if other or not inference:
-        dcgm_columns = ", ".join(LABEL_COLUMNS)
+    # the destinations the file's series are bound for: a file of inference-server or HAMi series alone
+    # lands no DCGM rows; a file of no series lands (empty) DCGM tables, as it always has
+    bound = {d for (d,) in con.sql("select distinct destination from _series").fetchall()} or {"dcgm"}
+    columns = {
+        "dcgm": ", ".join(LABEL_COLUMNS),
+        "inference": "inference_server as server, "
+        + ", ".join(f"inference_{c} as {c}" for c in INFERENCE_LABEL_COLUMNS),
+        "hami": ", ".join(f"hami_{c} as {c}" for c in HAMI_LABEL_COLUMNS),
+    }
+    for destination, (series_table, samples_table) in DESTINATIONS.items():
+        if destination not in bound:
+            continue
         ctx.land(
-            "dcgm_series",
+            series_table,
             con.sql(
-                f"select series_id, metric, {dcgm_columns}, labels "
-                "from _series where inference_server is null"
+                f"select series_id, metric, {columns[destination]}, labels "
+                f"from _series where destination = '{destination}'"
             ),
             count=False,
         )
         # straight from the table to Parquet, without a trip through Python
-        ctx.land("dcgm_samples", con.sql(_samples_of("is null")))
-    if inference:
-        inference_columns = ", ".join(f"inference_{c} as {c}" for c in INFERENCE_LABEL_COLUMNS)
-        ctx.land(
-            "inference_series",
-            con.sql(
-                f"select series_id, metric, inference_server as server, {inference_columns}, labels "
-                "from _series where inference_server is not null"
-            ),
-            count=False,
-        )
-        ctx.land("inference_samples", con.sql(_samples_of("is not null")))
+        ctx.land(samples_table, con.sql(_samples_of(destination)))
     con.sql("drop table _samples")
     con.sql("drop table _series")
 
 
-def _samples_of(server_test: str) -> str:
-    """The landed samples of the series whose inference_server `server_test` (is null: DCGM and the rest)."""
+def _samples_of(destination: str) -> str:
+    """The landed samples of the series bound for `destination` (a key of DESTINATIONS)."""
     return (
         "select series_id, ts, value from _samples "
-        f"where series_no in (select series_no from _series where inference_server {server_test})"
+        f"where series_no in (select series_no from _series where destination = '{destination}')"
     )
 
 
@@ -241,6 +275,8 @@ RANGES = {
     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": (0, None),
     # inference servers' counters and gauges count tokens and requests
     **{metric: (0, None) for metric in INFERENCE_METRICS},
+    # HAMi's per-container SM utilisation is a percentage; its memory figures are bytes
+    **{metric: (0, 100) if kind == "sm_util_pct" else (0, None) for metric, kind in HAMI_METRICS.items()},
 }
 
 
@@ -340,11 +376,14 @@ def _prometheus(value: float) -> str:
 
 
 def _describe(con: duckdb.DuckDBPyConnection, series_no: int) -> str:
-    metric, server, uuid, host, namespace, pod = con.sql(
-        "select metric, inference_server, gpu_uuid, hostname, inference_namespace, inference_pod "
+    metric, destination, uuid, host, namespace, pod = con.sql(
+        "select metric, destination, coalesce(gpu_uuid, hami_gpu_uuid), hostname, "
+        "coalesce(inference_namespace, hami_namespace), coalesce(inference_pod, hami_pod) "
         "from _series where series_no = $n",
         params={"n": series_no},
     ).fetchall()[0]
-    if server is not None:
+    if destination == "hami":
+        return f"series {series_no} ({metric}, pod {namespace or '?'}/{pod or '?'} on GPU {uuid or '?'})"
+    if destination == "inference":
         return f"series {series_no} ({metric}, pod {namespace or '?'}/{pod or '?'})"
     return f"series {series_no} ({metric}, GPU {uuid or '?'} on {host or '?'})"

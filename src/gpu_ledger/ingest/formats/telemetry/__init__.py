@@ -1,10 +1,11 @@
-"""Telemetry formats: DCGM and inference-server series however they were captured.
+"""Telemetry formats: DCGM, inference-server and HAMi series however they were captured.
 
 Order matters (first match wins): timestamped dumps before the untimestamped snapshots.
 """
 
 from gpu_ledger.ingest.formats.telemetry import (
     dcgm_metrics,
+    hami_metrics,
     inference_metrics,
     nvidia_smi,
     prometheus_range,
@@ -16,5 +17,6 @@ FORMATS = (
     *promtool_dump.FORMATS,
     dcgm_metrics.FORMAT,
     inference_metrics.FORMAT,
+    hami_metrics.FORMAT,
     nvidia_smi.FORMAT,
 )

@@ -28,9 +28,7 @@ _PREFIXES = "|".join(re.escape(prefix) for prefix in INFERENCE_SERVERS)
 # a family comment or a sample line of an inference server's metric
 _SERVER_LINE = re.compile(rf"^\s*(?:#\s*(?:HELP|TYPE)\s+)?(?:{_PREFIXES})[a-zA-Z0-9_:]*[\s{{]", re.MULTILINE)
 # a sample line with a timestamp after its value: a promtool dump, not a scrape
-_TIMESTAMPED = re.compile(
-    r'^\s*[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[^"}]|"(?:[^"\\]|\\.)*")*\})?\s+\S+\s+\S+\s*$'
-)
+TIMESTAMPED = re.compile(r'^\s*[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[^"}]|"(?:[^"\\]|\\.)*")*\})?\s+\S+\s+\S+\s*$')
 
 
 def detect(s: Sniff) -> bool:
@@ -42,7 +40,7 @@ def detect(s: Sniff) -> bool:
     samples = [
         line for line in s.text.splitlines()[:50] if line.strip() and not line.lstrip().startswith("#")
     ]
-    return not any(_TIMESTAMPED.match(line) for line in samples)
+    return not any(TIMESTAMPED.match(line) for line in samples)
 
 
 def load(ctx: LoadContext) -> None:

@@ -161,7 +161,7 @@ def _first_damaged_point(ctx: LoadContext) -> IngestError:
 FORMAT = Format(
     name="prometheus_query_range",
     group="telemetry",
-    description="Prometheus /api/v1/query_range JSON (matrix) of DCGM or inference-server series",
+    description="Prometheus /api/v1/query_range JSON (matrix) of DCGM, inference-server or HAMi series",
     detect=detect,
     load=load,
     independent=True,
