@@ -35,7 +35,7 @@ from pathlib import Path
 
 import streamlit
 
-from gpu_ledger.app_server import APP, serving
+from gpu_ledger.app.server import APP, serving
 
 ROOT = APP.parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -45,7 +45,7 @@ BIG_MARTS = ("fct_gpu_hours", "fct_gpu_hour_allocations", "fct_job_costs", "fct_
 
 
 def _warehouse_figures(warehouse: Path) -> str:
-    from gpu_ledger.warehouse import query
+    from gpu_ledger.read.warehouse import query
 
     size = warehouse.stat().st_size / 2**20
     rows = []

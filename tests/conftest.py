@@ -72,7 +72,7 @@ def made_once(tmp_path_factory, worker_id: str, name: str, make: Callable[[Path]
 @pytest.fixture(scope="session", autouse=True)
 def machine_cache(tmp_path_factory, worker_id: str) -> Iterator[Path]:
     """The run's own XDG_CACHE_HOME, shared by its workers: the dbt parse a build saves for the machine's
-    next new home (`gpu_ledger.build.saved_parse`) is the run's, never the user's."""
+    next new home (`gpu_ledger.build.duckdb_engine.saved_parse`) is the run's, never the user's."""
     base = tmp_path_factory.getbasetemp()
     cache = (base if worker_id == "master" else base.parent) / "cache"
     with pytest.MonkeyPatch.context() as patch:
@@ -115,7 +115,7 @@ def mig_gpu_uuids(sim: Path) -> set[str]:
 def warehouse(sim: Path, tmp_path_factory, worker_id: str) -> Path:
     """The simulated fleet ingested, validated and built (as `make demo` does): the published warehouse
     file (read it read-only)."""
-    from gpu_ledger.build import build
+    from gpu_ledger.build.duckdb_engine import build
     from gpu_ledger.home import Home
     from gpu_ledger.ingest.runner import ingest
     from gpu_ledger.ingest.store import RawStore
@@ -140,7 +140,7 @@ def warehouse(sim: Path, tmp_path_factory, worker_id: str) -> Path:
 def built_home(tmp_path_factory, worker_id: str) -> Path:
     """A home built once with nothing landed (seeds and every model over empty sources, a quick but
     complete build): read it, or copy it (`home_copy`) to change it."""
-    from gpu_ledger.build import build
+    from gpu_ledger.build.duckdb_engine import build
     from gpu_ledger.home import Home
 
     def make(root: Path) -> None:
@@ -154,7 +154,7 @@ def built_home(tmp_path_factory, worker_id: str) -> Path:
 def focus_sample_home(samples: Path, tmp_path_factory, worker_id: str) -> Path:
     """A home with the real FOCUS 1.0 sample (AWS, Azure, OCI; `FOCUS_SAMPLE`) landed alone and built:
     read it, never change it."""
-    from gpu_ledger.build import build
+    from gpu_ledger.build.duckdb_engine import build
     from gpu_ledger.home import Home
     from gpu_ledger.ingest.runner import ingest
     from gpu_ledger.ingest.store import RawStore

@@ -17,23 +17,21 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import gpu_ledger.build
-from gpu_ledger.build import (
+import gpu_ledger.build.duckdb_engine
+from gpu_ledger.build.duckdb_engine import (
     FINGERPRINT,
-    PROJECT_DIR,
-    PublishRefused,
     build,
-    built_marts,
     fingerprint,
     parsing_ahead,
-    publish,
     saved_docs,
     saved_parse,
 )
+from gpu_ledger.build.publish import PublishRefused, built_marts, publish
 from gpu_ledger.cli import main
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
 from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.project import PROJECT_DIR
 from tests.terminal import at_terminal
 from tests.terminal import gpu_ledger as cli
 
@@ -92,7 +90,7 @@ def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_
     recorded = (home.root / FINGERPRINT).read_text()
     broken = _project(tmp_path / "project")
     (broken / "tests" / "dbt" / "always_fails.sql").write_text("select 1 as problem\n")
-    monkeypatch.setattr(gpu_ledger.build, "build", functools.partial(build, project_dir=broken))
+    monkeypatch.setattr(gpu_ledger.build.duckdb_engine, "build", functools.partial(build, project_dir=broken))
     assert main(["build", "--home", str(home.root)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert "fail: test always_fails: Got 1 result, configured to fail if != 0" in err, err
@@ -143,7 +141,9 @@ def test_a_new_relative_home_builds_on_the_parse_and_docs_saved_by_another_homes
 
 def test_a_build_with_nothing_new_does_nothing_and_says_so(tmp_path: Path, monkeypatch, capsys):
     project = _project(tmp_path / "project")
-    monkeypatch.setattr(gpu_ledger.build, "build", functools.partial(build, project_dir=project))
+    monkeypatch.setattr(
+        gpu_ledger.build.duckdb_engine, "build", functools.partial(build, project_dir=project)
+    )
     home = Home(tmp_path / "home")
     with parsing_ahead(home, project) as parsing:  # as the demo does while it simulates
         assert parsing.wait() == 0

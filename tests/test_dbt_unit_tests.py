@@ -1,10 +1,10 @@
 """dbt unit tests (`unit_tests:` in the models' YAML) check the models' SQL on hand-made rows.
 
-A production build leaves them out (gpu_ledger.build): they test the project, not the data, so they run
-here, in `make test`. A unit test needs its model's parents to exist in the database (dbt reads their
-columns to type the fixtures), so one dbt run builds the seeds and the models on an empty landed store,
-which is quick, with each model's unit tests run just before it; data tests are left out, since an
-empty store has nothing for them to check.
+A production build leaves them out (gpu_ledger.build.duckdb_engine): they test the project, not the
+data, so they run here, in `make test`. A unit test needs its model's parents to exist in the database
+(dbt reads their columns to type the fixtures), so one dbt run builds the seeds and the models on an
+empty landed store, which is quick, with each model's unit tests run just before it; data tests are
+left out, since an empty store has nothing for them to check.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from gpu_ledger.build import PROJECT_DIR, run_dbt
+from gpu_ledger.build.duckdb_engine import run_dbt
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.project import PROJECT_DIR
 
 pytestmark = [pytest.mark.slow, pytest.mark.minutes(2)]
 

@@ -1,4 +1,4 @@
-"""The semantic layer: MetricFlow validates its YAML, gpu_ledger.metrics answers as MetricFlow's own SQL
+"""The semantic layer: MetricFlow validates its YAML, gpu_ledger.read.metrics answers as MetricFlow's own SQL
 does, gpu_spend is fct_cost_by_owner_daily's total_cost, and `gpu-ledger metrics` answers."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger import metrics
 from gpu_ledger.cli import main
-from gpu_ledger.warehouse import query
+from gpu_ledger.read import metrics
+from gpu_ledger.read.warehouse import query
 
 mf = pytest.importorskip("metricflow", reason="dbt-metricflow is not installed")
 

@@ -30,8 +30,8 @@ from typing import Any
 import yaml
 
 from gpu_ledger.focus_spec import SPEC
+from gpu_ledger.project import PROJECT_DIR
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
 MACRO = Path("macros/billing/focus_columns.sql")
 DOCS = Path("models/docs/focus_columns.md")
 OPEN = re.compile(r"^(?P<indent>[ \t]*)# >>> focus columns: (?P<profile>\w+)")

@@ -1,5 +1,5 @@
 """One writer per home: an OS file lock on `<home>/.lock`, taken by ingest, validate, pull, build and
-publish. Readers take none: status reads a copy of the landed store (`gpu_ledger.ingest.status.read`),
+publish. Readers take none: status reads a copy of the landed store (`gpu_ledger.read.status.read`),
 and the published warehouse that the others read is replaced by a rename, never written in place.
 
 Why `flock` on a file that is never deleted: the kernel releases it when the holder's process dies, by

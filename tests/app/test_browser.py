@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_ledger.app_server import APP, serving
+from gpu_ledger.app.server import APP, serving
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

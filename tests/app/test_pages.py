@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from gpu_ledger.app.data import RejectedQuery
 from gpu_ledger.app.filters import money, number
-from gpu_ledger.app_server import APP
-from gpu_ledger.warehouse import query
+from gpu_ledger.app.server import APP
+from gpu_ledger.read.warehouse import query
 
 pytestmark = pytest.mark.minutes(3)
 
@@ -270,8 +270,8 @@ def test_the_connection_refuses_what_the_check_lets_through(home, warehouse):
     import duckdb
 
     from gpu_ledger.app.data import run_user_sql
-    from gpu_ledger.user_sql import check
-    from gpu_ledger.warehouse import snapshot
+    from gpu_ledger.read.user_sql import check
+    from gpu_ledger.read.warehouse import snapshot
 
     with pytest.raises(RejectedQuery):
         run_user_sql("select * from read_text('/etc/hostname')")
@@ -358,7 +358,7 @@ def test_data_health_shows_loads_freshness_and_validation_from_the_marts(home, w
 def troubled_home(tmp_path_factory) -> Path:
     """A home with one unreadable file (rejected), implausible GPU power (fails validation) and no
     billing, scheduler, events or business data, validated and built."""
-    from gpu_ledger.build import build
+    from gpu_ledger.build.duckdb_engine import build
     from gpu_ledger.home import Home
     from gpu_ledger.ingest.runner import ingest
     from gpu_ledger.ingest.store import RawStore
@@ -633,8 +633,8 @@ UNDATED = {"savings_available", "recommendations", "recommendations_saving_rate"
 
 def _expected(warehouse: Path, name: str, *, team: str | None, start: date | None, end: date | None) -> str:
     """The figure as the metric defines it, under a team filter and a window (None: all data)."""
-    from gpu_ledger import metrics
     from gpu_ledger.app.figures import formatted
+    from gpu_ledger.read import metrics
 
     layer = metrics.layer()
     metric = layer.metric(name)
@@ -658,7 +658,7 @@ def _cards(at: AppTest) -> dict[str, str]:
 
 @pytest.mark.parametrize("scope", ["whole range", "one team, four days"])
 def test_every_headline_figure_is_its_metric_on_every_page_that_shows_it(home, warehouse, scope):
-    from gpu_ledger import metrics
+    from gpu_ledger.read import metrics
 
     assert set(HEADLINE) >= ISSUE_FIGURES
     assert set(HEADLINE) <= set(metrics.layer().metrics)
@@ -697,7 +697,7 @@ NAMED_APART = [
 
 
 def test_figures_that_differ_in_meaning_differ_in_name_with_a_visible_note(home, warehouse):
-    from gpu_ledger import metrics
+    from gpu_ledger.read import metrics
 
     layer = metrics.layer()
     at = _app()
@@ -714,8 +714,8 @@ def test_figures_that_differ_in_meaning_differ_in_name_with_a_visible_note(home,
 def test_every_page_is_a_dbt_exposure_of_the_metrics_it_shows(home, warehouse):
     import yaml
 
-    from gpu_ledger import metrics
-    from gpu_ledger.metrics import SEMANTIC_DIR
+    from gpu_ledger.read import metrics
+    from gpu_ledger.read.metrics import SEMANTIC_DIR
 
     exposures = {
         e["name"].removeprefix("app_"): e
@@ -769,7 +769,7 @@ def test_the_lock_check_finds_a_writer_in_another_process(warehouse, tmp_path):
     import subprocess
     import sys
 
-    from gpu_ledger.warehouse import writer
+    from gpu_ledger.read.warehouse import writer
 
     copy = tmp_path / "warehouse.duckdb"
     copy.write_bytes(warehouse.read_bytes())

@@ -12,8 +12,8 @@ import pytest
 from gpu_ledger.cli import main
 from gpu_ledger.ingest.errors import LegacyStore
 from gpu_ledger.ingest.runner import ingest
-from gpu_ledger.ingest.status import status
 from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.read.status import status
 
 
 def _query_range(path: Path, values: list[list]) -> Path:

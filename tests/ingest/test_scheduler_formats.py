@@ -17,7 +17,7 @@ from gpu_ledger.ingest import registry
 from gpu_ledger.ingest.base import Options
 from gpu_ledger.ingest.errors import UnknownFormat
 from gpu_ledger.ingest.formats.schedulers.kubernetes import parse_provider_id
-from gpu_ledger.ingest.formats.schedulers.slurm_sacct import parse_tres_gpus
+from gpu_ledger.ingest.formats.schedulers.sacct_values import parse_tres_gpus
 from gpu_ledger.ingest.hostlist import HostlistError, expand_hostlist
 from gpu_ledger.ingest.runner import Outcome, ingest
 from gpu_ledger.ingest.sniff import Sniff

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpu_ledger.build import built_marts
+from gpu_ledger.build.publish import built_marts
 
 REPO = Path(__file__).resolve().parents[2]
 

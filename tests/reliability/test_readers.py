@@ -9,9 +9,9 @@ from pathlib import Path
 
 import duckdb
 
-from gpu_ledger.build import publish
-from gpu_ledger.user_sql import run
-from gpu_ledger.warehouse import query
+from gpu_ledger.build.publish import publish
+from gpu_ledger.read.user_sql import run
+from gpu_ledger.read.warehouse import query
 from tests.reliability import trials
 from tests.reliability.processes import marts_built
 

@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 from gpu_ledger.cli import main
-from gpu_ledger.user_sql import RejectedQuery, run
-from gpu_ledger.warehouse import snapshot
+from gpu_ledger.read.user_sql import RejectedQuery, run
+from gpu_ledger.read.warehouse import snapshot
 from tests.reliability import trials
 
 # statements that write, attach, change settings or touch files; {names} are filled in per home

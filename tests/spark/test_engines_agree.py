@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger import build, spark_build
+from gpu_ledger.build import duckdb_engine, spark_engine
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
 from gpu_ledger.ingest.store import RawStore
@@ -41,8 +41,8 @@ FLOAT_ABS = 1e-12  # a float that is 0 on one engine may be a rounding residue o
 def warehouses(tmp_path_factory) -> tuple[Path, Path]:
     """The published warehouses of one landed fleet, built on DuckDB and on Spark."""
     try:
-        spark_build.java_home()
-    except spark_build.SparkUnavailable as exc:
+        spark_engine.java_home()
+    except spark_engine.SparkUnavailable as exc:
         pytest.skip(str(exc))
     root = tmp_path_factory.mktemp("engines")
     sim = root / "sim"
@@ -58,7 +58,7 @@ def warehouses(tmp_path_factory) -> tuple[Path, Path]:
         rejected = [o.error for o in ingest([sim], store, progress=False) if o.status == "rejected"]
     assert not rejected, rejected
     shutil.copytree(duck.root, spark.root)
-    for home, engine in ((duck, build), (spark, spark_build)):
+    for home, engine in ((duck, duckdb_engine), (spark, spark_engine)):
         result = engine.build(home)
         assert result.success, f"{engine.__name__}: {result.output[-3000:]}"
     return duck.warehouse, spark.warehouse

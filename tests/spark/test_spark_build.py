@@ -9,14 +9,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger import spark_build
-from gpu_ledger.build import PublishRefused
+from gpu_ledger.build import spark_engine
+from gpu_ledger.build.publish import PublishRefused
 from gpu_ledger.cli import main
 
 
 def test_without_java_the_spark_build_says_how_to_get_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))
-    monkeypatch.setattr(spark_build, "JAVA_17", tmp_path / "no-java-17")
+    monkeypatch.setattr(spark_engine, "JAVA_17", tmp_path / "no-java-17")
     assert main(["build", "--engine", "spark", "--home", str(tmp_path / "home")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
@@ -37,8 +37,8 @@ def test_landed_tables_are_the_folders_holding_data(tmp_path):
         (landed / path).parent.mkdir(parents=True, exist_ok=True)
         (landed / path).write_bytes(b"")
     (landed / "focus").mkdir()
-    assert spark_build.landed_tables(landed) == ["aws_cur", "dcgm_samples"]
-    assert spark_build.landed_tables(tmp_path / "nothing landed") == []
+    assert spark_engine.landed_tables(landed) == ["aws_cur", "dcgm_samples"]
+    assert spark_engine.landed_tables(tmp_path / "nothing landed") == []
 
 
 def test_a_java_home_without_java_is_passed_over(tmp_path, monkeypatch):
@@ -46,8 +46,8 @@ def test_a_java_home_without_java_is_passed_over(tmp_path, monkeypatch):
     java.parent.mkdir(parents=True)
     java.write_text("")
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "empty"))
-    monkeypatch.setattr(spark_build, "JAVA_17", Path(tmp_path / "jdk"))
-    assert spark_build.java_home() == tmp_path / "jdk"
+    monkeypatch.setattr(spark_engine, "JAVA_17", Path(tmp_path / "jdk"))
+    assert spark_engine.java_home() == tmp_path / "jdk"
 
 
 def _spark_wrote(spark_warehouse: Path, mart: str, select: str) -> None:
@@ -77,7 +77,7 @@ def test_not_null_columns_are_the_marts_contract_constraints(tmp_path):
         model("int_d", "intermediate", True, {"id": ["not_null"]}),
     ]
     (tmp_path / "manifest.json").write_text(json.dumps({"nodes": {f"model.p.{n['name']}": n for n in nodes}}))
-    assert spark_build.not_null_columns(tmp_path) == {"fct_a": ["id", "day"]}
+    assert spark_engine.not_null_columns(tmp_path) == {"fct_a": ["id", "day"]}
 
 
 def test_a_null_spark_wrote_into_a_not_null_column_is_not_published(tmp_path):
@@ -86,8 +86,8 @@ def test_a_null_spark_wrote_into_a_not_null_column_is_not_published(tmp_path):
     _spark_wrote(spark_warehouse, "fct_b", "select * from (values (1), (null), (null)) as t(id)")
     staged, not_null = tmp_path / "staged.duckdb", {"fct_a": ["id"], "fct_b": ["id"]}
     with pytest.raises(PublishRefused, match=r"declare not null: fct_b\.id \(2 rows\); nothing published"):
-        spark_build.publish(spark_warehouse, staged, warehouse, {"fct_a", "fct_b"}, not_null)
+        spark_engine.publish(spark_warehouse, staged, warehouse, {"fct_a", "fct_b"}, not_null)
     assert not warehouse.exists()
-    spark_build.publish(spark_warehouse, tmp_path / "again.duckdb", warehouse, {"fct_a"}, {"fct_a": ["id"]})
+    spark_engine.publish(spark_warehouse, tmp_path / "again.duckdb", warehouse, {"fct_a"}, {"fct_a": ["id"]})
     with duckdb.connect(str(warehouse), read_only=True) as con:
         assert con.sql("select count(*) from marts.fct_a").fetchall() == [(2,)]

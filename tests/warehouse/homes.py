@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpu_ledger.build import build
+from gpu_ledger.build.duckdb_engine import build
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
 from gpu_ledger.ingest.store import RawStore

@@ -236,7 +236,7 @@ RUN = textwrap.dedent(
     import sys
     from pathlib import Path
 
-    from gpu_ledger.build import build
+    from gpu_ledger.build.duckdb_engine import build
     from gpu_ledger.home import Home
     from gpu_ledger.ingest.runner import ingest
     from gpu_ledger.ingest.store import RawStore

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.export import export_focus
+from gpu_ledger.read.export import export_focus
 
 FOCUS_12_COLUMNS = [
     "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName", "BillingAccountType",
@@ -233,7 +233,7 @@ def test_focus_export_of_simulated_fleet(warehouse: Path, tmp_path: Path):
 
 
 def test_focus_export_of_real_samples(samples: Path, tmp_path_factory):
-    from gpu_ledger.build import build
+    from gpu_ledger.build.duckdb_engine import build
     from gpu_ledger.home import Home
     from gpu_ledger.ingest.runner import ingest
     from gpu_ledger.ingest.store import RawStore

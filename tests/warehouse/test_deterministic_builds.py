@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.build import build
+from gpu_ledger.build.duckdb_engine import build
 from gpu_ledger.home import Home
 
 pytestmark = pytest.mark.minutes(1.5)

@@ -24,8 +24,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.export import ExportError, export_focus
 from gpu_ledger.focus_spec import COLUMNS, COLUMNS_1_3, SUMMABLE, WAREHOUSE_COLUMNS
+from gpu_ledger.read.export import ExportError, export_focus
 
 pytestmark = pytest.mark.slow
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_ledger.export import export_focus
+from gpu_ledger.read.export import export_focus
 
 pytestmark = [pytest.mark.slow, pytest.mark.minutes(3)]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.build import PROJECT_DIR
 from gpu_ledger.home import Home
+from gpu_ledger.project import PROJECT_DIR
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,7 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gpu_ledger.app_server import APP
+from gpu_ledger.app.server import APP
 from tests.conftest import SAMPLES
 from tests.ingest.test_k8s_resource_claims import claim, exactly, sharing
 from tests.warehouse.homes import built_warehouse, query

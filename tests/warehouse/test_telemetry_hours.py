@@ -200,7 +200,7 @@ INCREMENTAL_MODELS = [
 
 
 def _build(home, dbt_vars: str | None = None) -> str:
-    from gpu_ledger.build import build
+    from gpu_ledger.build.duckdb_engine import build
 
     result = build(home, dbt_vars=dbt_vars, select=INCREMENTAL_MODELS, exclude=["test_name:relationships"])
     assert result.success, result.output[-3000:]

@@ -1,11 +1,11 @@
 """The app's one data-access module: every read of the published warehouse goes through here.
 
 Queries run on cursors of the process's one shared read-only snapshot of the published warehouse
-(`gpu_ledger.warehouse`): Streamlit serves every session from threads of one process, and they all
+(`gpu_ledger.read.warehouse`): Streamlit serves every session from threads of one process, and they all
 share it. The app holds no lock that could delay a build, and a newer publish is picked up on the next
 query. Results are cached with `st.cache_data`, keyed by the warehouse file's modification time as
 well as the SQL, so a new publish invalidates the cache. SQL a user types goes through
-`gpu_ledger.user_sql`, the same check and the same snapshot as `gpu-ledger sql`.
+`gpu_ledger.read.user_sql`, the same check and the same snapshot as `gpu-ledger sql`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from gpu_ledger import sql_output, user_sql
 from gpu_ledger.home import Home
-from gpu_ledger.user_sql import RejectedQuery
-from gpu_ledger.warehouse import WarehouseMissing, snapshot, writer
+from gpu_ledger.read import sql_output, user_sql
+from gpu_ledger.read.user_sql import RejectedQuery
+from gpu_ledger.read.warehouse import WarehouseMissing, snapshot, writer
 
 MARTS = "marts"
 USER_SQL_ROW_LIMIT = 10_000
@@ -34,7 +34,7 @@ def warehouse_path() -> Path:
     return home().warehouse
 
 
-def _version(path: Path) -> float:
+def warehouse_version(path: Path) -> float:
     """Changes whenever build publishes a new warehouse (the file is replaced atomically)."""
     try:
         return path.stat().st_mtime_ns
@@ -62,7 +62,7 @@ def _query(path: str, version: float, sql: str, params: tuple) -> pd.DataFrame:
 def query(sql: str, params: list | tuple = ()) -> pd.DataFrame:
     """Run a read-only query (parameters bound with `?`) against the published warehouse."""
     path = warehouse_path()
-    return _query(str(path), _version(path), sql, tuple(params))
+    return _query(str(path), warehouse_version(path), sql, tuple(params))
 
 
 def scalar(sql: str, params: list | tuple = ()) -> object:
@@ -84,12 +84,12 @@ def mart_exists(name: str) -> bool:
     path = warehouse_path()
     if not path.exists():
         return False
-    return name in _tables(str(path), _version(path))
+    return name in _tables(str(path), warehouse_version(path))
 
 
 def marts() -> list[str]:
     path = warehouse_path()
-    return sorted(_tables(str(path), _version(path))) if path.exists() else []
+    return sorted(_tables(str(path), warehouse_version(path))) if path.exists() else []
 
 
 # --- user-typed SQL -------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def _docs(path: str, version: float) -> dict[str, dict]:
 def mart_docs() -> dict[str, dict]:
     """Model and column descriptions of the marts from <home>/dbt/target/manifest.json, if present."""
     path = home().root / "dbt" / "target" / "manifest.json"
-    return _docs(str(path), _version(path)) if path.exists() else {}
+    return _docs(str(path), warehouse_version(path)) if path.exists() else {}
 
 
 __all__ = [

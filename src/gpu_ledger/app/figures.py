@@ -1,7 +1,7 @@
 """Headline figures from the semantic layer, and how the pages format them.
 
 Every number a page shows as a headline (an `st.metric` card) is a MetricFlow metric of
-`models/marts/semantic/_metrics.yml`, computed by `gpu_ledger.metrics` with the sidebar's filters and
+`models/marts/semantic/_metrics.yml`, computed by `gpu_ledger.read.metrics` with the sidebar's filters and
 labelled with the metric's own label: no page computes a figure in SQL of its own, so the same figure
 reads the same on every page (tests/app/test_pages.py checks it). A sidebar filter applies to a
 figure when the figure's semantic model has that dimension; the page's caption names the filters its
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from gpu_ledger import metrics
 from gpu_ledger.app import data, filters
+from gpu_ledger.read import metrics
 
 # sidebar filter -> the dimension it narrows
 SIDEBAR_DIMENSIONS = {

@@ -14,8 +14,8 @@ from datetime import date, datetime, timedelta
 
 import streamlit as st
 
-from gpu_ledger import metrics
 from gpu_ledger.app import data
+from gpu_ledger.read import metrics
 
 KEYS = {
     "dates": "filter_dates",
@@ -132,7 +132,7 @@ def _as_date(value) -> date:
 
 def options() -> dict:
     path = data.warehouse_path()
-    return _options(str(path), data._version(path))
+    return _options(str(path), data.warehouse_version(path))
 
 
 def render_sidebar() -> None:

@@ -2,11 +2,11 @@
 
 A fresh Streamlit server runs nothing until a browser connects, so its first page paid for importing
 pandas, Altair and what the app's modules import, for reading the semantic layer's YAML and for the reader's
-snapshot of the published warehouse (a copy of the file: gpu_ledger.warehouse). Here that work is
+snapshot of the published warehouse (a copy of the file: gpu_ledger.read.warehouse). Here that work is
 done before the server starts listening, in the server's own process, so the first visitor waits no
 longer than any other.
 
-    python -m gpu_ledger.app.serve <streamlit run arguments>   (what gpu_ledger.app_server runs)
+    python -m gpu_ledger.app.serve <streamlit run arguments>   (what gpu_ledger.app.server runs)
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ def preload() -> None:
     import altair  # noqa: F401
     import pandas  # noqa: F401
 
-    from gpu_ledger import metrics
     from gpu_ledger.home import Home
-    from gpu_ledger.warehouse import WarehouseMissing, snapshot
+    from gpu_ledger.read import metrics
+    from gpu_ledger.read.warehouse import WarehouseMissing, snapshot
 
     metrics.layer()  # every page's headline figures are its metrics
     with contextlib.suppress(WarehouseMissing):  # without a warehouse every page says so

@@ -45,7 +45,8 @@ from tqdm import tqdm
 
 from gpu_ledger.ingest import telemetry
 from gpu_ledger.ingest.errors import IngestError
-from gpu_ledger.ingest.runner import Outcome, ingest, sha256_of
+from gpu_ledger.ingest.runner import Outcome, ingest
+from gpu_ledger.ingest.sources import sha256_of
 from gpu_ledger.ingest.store import RawStore
 
 MAX_POINTS = 11_000  # Prometheus' per-series, per-query resolution limit

@@ -32,7 +32,7 @@ import duckdb
 import polars as pl
 
 from gpu_ledger.ingest.errors import LegacyStore
-from gpu_ledger.warehouse import writer
+from gpu_ledger.read.warehouse import writer
 
 MEMORY_LIMIT = os.environ.get("GPU_LEDGER_MEMORY_LIMIT", "2GB")
 MANIFEST = "raw.ingest_manifest"

@@ -8,11 +8,12 @@ facts here to bill it, apart from the seed the warehouse reads.
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 import polars as pl
 
-SEEDS = Path(__file__).resolve().parents[3] / "seeds"
+from gpu_ledger.project import SEEDS_DIR
+
+SEEDS = SEEDS_DIR
 
 # A made-up next-generation AWS GPU type, standing in for any family newer than the catalogue: the
 # warehouse recognises it as an accelerator by its `g<digit>` family prefix only. Its facts (one L4-class

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
-from gpu_ledger.ingest.runner import IGNORE_MARKER
+from gpu_ledger.ingest.sources import IGNORE_MARKER
 from gpu_ledger.simulator import ground_truth, outcomes, pricing, telemetry, workloads
 from gpu_ledger.simulator.fleet import left_out
 from gpu_ledger.simulator.model import (

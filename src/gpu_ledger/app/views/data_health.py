@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from gpu_ledger.app import data, filters
-from gpu_ledger.ingest.status import WITHOUT
+from gpu_ledger.read.status import WITHOUT
 
 GROUPS = list(WITHOUT)  # billing, telemetry, scheduler, events, business
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gpu_ledger import metrics
 from gpu_ledger.app import data, figures, filters
-from gpu_ledger.build import DOCS
+from gpu_ledger.build.duckdb_engine import DOCS
+from gpu_ledger.read import metrics
 
 EXAMPLE_MART = "fct_cost_by_owner_daily"
 EXAMPLE = (

@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from gpu_ledger.project import SEEDS_DIR
 from gpu_ledger.simulator.model import Fleet
 
 POD_SNAPSHOT_EVERY = timedelta(hours=6)
@@ -65,7 +66,7 @@ DRIVER_VERSION = "550.90.07"
 CUDA_RUNTIME = "12.4"
 KUBELET_VERSION = "v1.30.4"
 
-_SEEDS = Path(__file__).resolve().parents[4] / "seeds"
+_SEEDS = SEEDS_DIR
 
 # what nvidia-smi reports as total memory (MiB) for the catalogue's GPUs; others fall back to GB × 1024
 _GPU_MEMORY_MIB = {

@@ -55,6 +55,14 @@ import polars as pl
 
 from gpu_ledger.ingest.base import Format, LoadContext
 from gpu_ledger.ingest.formats.schedulers.sacct_fields import SAMPLE_LINES, field_list, header_fields
+from gpu_ledger.ingest.formats.schedulers.sacct_values import (
+    NO_LIMIT,
+    durations,
+    fail_at,
+    ints,
+    parse_tres_column,
+    times,
+)
 from gpu_ledger.ingest.hostlist import HostlistError, expand_many
 from gpu_ledger.ingest.sniff import Sniff, open_text
 
@@ -184,14 +192,6 @@ _HEAD_EVIDENCE = re.compile(
     + "|".join(sorted(KNOWN_STATES))
     + r")(?:\||$| by)"
 )
-# at most 6 digits per part keeps every duration (and its seconds) far inside Int64; patterns that
-# Polars runs spell digits [0-9], its \d would take any Unicode digit that a cast then refuses
-_DURATION = r"^(?:([0-9]{1,6})-)?(?:([0-9]{1,6}):)??(?:([0-9]{1,6}):)?([0-9]{1,6}(?:\.[0-9]+)?)$"
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
-_OFFSET = r"[0-9](?:Z|[+-][0-9]{2}:?[0-9]{2})$"  # right after the seconds
-_NO_TIME = ("Unknown", "None")
-_MAX_COUNT = 2**53  # larger "numbers" are not counts, ids or seconds sacct can print
-_NO_LIMIT = ("UNLIMITED", "Partition_Limit", "INVALID", "NONE")
 
 
 # ------------------------------------------------------------------------------------------ detection
@@ -218,104 +218,6 @@ def _zone(ctx: LoadContext) -> str:
             expected="an IANA time zone name such as UTC or Europe/Oslo (--timezone)",
         ) from None
     return ctx.options.timezone
-
-
-def _fail_at(ctx: LoadContext, frame: pl.DataFrame, bad: pl.Series, field: str, message: str, expected: str):
-    """Raise for the first row where `bad` is true, naming its line and the printed value."""
-    idx = int(bad.arg_true()[0])
-    row = frame.row(idx, named=True)
-    # replace, not str.format: the message may quote text with braces in it
-    raise ctx.error(
-        message.replace("{value!r}", repr(row[f"f:{field}"])),
-        line=row["_source_row"],
-        column=field,
-        expected=expected,
-    )
-
-
-def _times(ctx: LoadContext, frame: pl.DataFrame, field: str, zone: str) -> pl.Series:
-    """UTC instants of a time field: an explicit offset wins, a naive time is read in `zone`."""
-    raw = frame[f"f:{field}"]
-    has_offset = raw.str.contains(_OFFSET).fill_null(False)
-    aware = (
-        raw.str.replace(r"Z$", "+0000")
-        .str.strptime(pl.Datetime("us", "UTC"), f"{_TIME_FORMAT}%z", strict=False)
-        .dt.convert_time_zone("UTC")
-    )
-    naive = raw.str.strptime(pl.Datetime("us"), _TIME_FORMAT, strict=False)
-    parsed_ok = pl.select(
-        pl.when(has_offset).then(aware.is_not_null()).otherwise(naive.is_not_null())
-    ).to_series()
-    bad = ~parsed_ok & raw.is_not_null() & ~raw.is_in(_NO_TIME)
-    if bad.any():
-        _fail_at(
-            ctx, frame, bad, field, "{value!r} is not a sacct time",
-            "YYYY-MM-DDTHH:MM:SS with an optional UTC offset (+0100, +01:00, Z), Unknown or None",
-        )  # fmt: skip
-    local = naive.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null")
-    gap = local.is_null() & naive.is_not_null() & ~has_offset
-    if gap.any():
-        _fail_at(
-            ctx, frame, gap, field, f"{{value!r}} does not exist in time zone {zone} (a DST gap)",
-            "a wall time that exists in --timezone; is the time zone right?",
-        )  # fmt: skip
-    return pl.select(pl.when(has_offset).then(aware).otherwise(local.dt.convert_time_zone("UTC"))).to_series()
-
-
-def _ints(ctx: LoadContext, frame: pl.DataFrame, field: str) -> pl.Series:
-    """A count, id or number of seconds: a whole number from 0 up."""
-    raw = frame[f"f:{field}"]
-    out = raw.cast(pl.Int64, strict=False)
-    digits = raw.str.contains(r"^[0-9]+$")
-    bad = (~digits | out.is_null() | (out > _MAX_COUNT)).fill_null(True) & raw.is_not_null()
-    if bad.any():
-        _fail_at(ctx, frame, bad, field, "{value!r} is not a whole number", "a whole number from 0 up")
-    return out
-
-
-def _duration_s(raw: pl.Series) -> pl.Series:
-    """Seconds of a Slurm `[D-][HH:]MM:SS[.fff]` duration; null where not one."""
-    parts = raw.str.extract_groups(_DURATION)
-    days = parts.struct.field("1").cast(pl.Int64).fill_null(0)
-    hours = parts.struct.field("2").cast(pl.Int64).fill_null(0)
-    minutes = parts.struct.field("3").cast(pl.Int64).fill_null(0)
-    seconds = parts.struct.field("4").cast(pl.Float64)
-    return (days * 86400 + hours * 3600 + minutes * 60 + seconds.floor().cast(pl.Int64)).alias("s")
-
-
-def _durations(ctx: LoadContext, frame: pl.DataFrame, field: str) -> pl.Series:
-    raw = frame[f"f:{field}"]
-    out = _duration_s(raw)
-    bad = out.is_null() & raw.is_not_null() & ~raw.is_in(_NO_LIMIT)
-    if bad.any():
-        _fail_at(ctx, frame, bad, field, "{value!r} is not a Slurm duration", "[D-]HH:MM:SS or UNLIMITED")
-    return out
-
-
-def parse_tres_gpus(tres: str | None) -> tuple[int | None, str | None]:
-    """(GPU count, GPU type names) of a TRES string; `gres/gpu=N` is the total when present.
-
-    Raises ValueError when a GPU entry's value is not a count (TRES counts are whole numbers).
-    """
-    if tres is None:
-        return None, None
-    total: int | None = None
-    typed_sum = 0
-    types: list[str] = []
-    for item in tres.split(","):
-        key, _, value = item.partition("=")
-        if key != "gres/gpu" and not key.startswith("gres/gpu:"):
-            continue
-        if not (value.isascii() and value.isdigit()) or int(value) > _MAX_COUNT:
-            raise ValueError(f"{key}={value} is not a GPU count")
-        if key == "gres/gpu":
-            total = int(value)
-        else:
-            types.append(key.removeprefix("gres/gpu:"))
-            typed_sum += int(value)
-    if total is None:
-        total = typed_sum
-    return total, ",".join(dict.fromkeys(types)) or None
 
 
 def _split_lines(ctx: LoadContext) -> tuple[list[str] | None, pl.DataFrame]:
@@ -376,16 +278,16 @@ def load(ctx: LoadContext) -> None:
         if f in TEXT_FIELDS:
             out[TEXT_FIELDS[f]] = frame[f"f:{f}"]
         elif f in INT_FIELDS:
-            out[INT_FIELDS[f]] = _ints(ctx, frame, f)
+            out[INT_FIELDS[f]] = ints(ctx, frame, f)
         elif f in TIME_FIELDS:
-            out[TIME_FIELDS[f]] = _times(ctx, frame, f, zone)
+            out[TIME_FIELDS[f]] = times(ctx, frame, f, zone)
 
     # job id anatomy (of JobIDRaw when the list has no JobID: each raw id is then its own job)
     out["job_id"] = frame[f"f:{id_field}"]
     ids = frame[f"f:{id_field}"].str.extract_groups(_JOB_ID)
     bad = ids.struct.field("1").is_null()
     if bad.any():
-        _fail_at(ctx, frame, bad, id_field, "{value!r} is not a Slurm job id",
+        fail_at(ctx, frame, bad, id_field, "{value!r} is not a Slurm job id",
                  "123, 123_4, 123_[1-3], 123+0, optionally .batch/.extern/.N")  # fmt: skip
     out["base_job_id"] = ids.struct.field("1")
     out["array_task_id"] = ids.struct.field("2")
@@ -400,7 +302,7 @@ def load(ctx: LoadContext) -> None:
         shaped = raw.str.contains(_STATE_SHAPE)
         bad = ~shaped.fill_null(True)
         if bad.any():
-            _fail_at(ctx, frame, bad, "state", "{value!r} is not a Slurm job state",
+            fail_at(ctx, frame, bad, "state", "{value!r} is not a Slurm job state",
                  "a state such as COMPLETED or 'CANCELLED by 1001' (is the field list right?)")  # fmt: skip
         word = raw.str.extract(r"^([A-Z_]+)")
         out["state"] = word
@@ -412,7 +314,7 @@ def load(ctx: LoadContext) -> None:
         code = frame["f:exitcode"].str.extract_groups(r"^([0-9]{1,3}):([0-9]{1,3})$")
         bad = code.struct.field("1").is_null() & frame["f:exitcode"].is_not_null()
         if bad.any():
-            _fail_at(
+            fail_at(
                 ctx,
                 frame,
                 bad,
@@ -424,17 +326,17 @@ def load(ctx: LoadContext) -> None:
         out["exit_signal"] = code.struct.field("2").cast(pl.Int32)
 
     if "elapsedraw" in lower:
-        out["elapsed_s"] = _ints(ctx, frame, "elapsedraw")
+        out["elapsed_s"] = ints(ctx, frame, "elapsedraw")
     elif "elapsed" in lower:
-        out["elapsed_s"] = _durations(ctx, frame, "elapsed")
+        out["elapsed_s"] = durations(ctx, frame, "elapsed")
     if "timelimitraw" in lower:
         raw = frame["f:timelimitraw"]
         out["timelimit_min"] = raw.cast(pl.Int64, strict=False)
-        bad = out["timelimit_min"].is_null() & raw.is_not_null() & ~raw.is_in(_NO_LIMIT)
+        bad = out["timelimit_min"].is_null() & raw.is_not_null() & ~raw.is_in(NO_LIMIT)
         if bad.any():
-            _fail_at(ctx, frame, bad, "timelimitraw", "{value!r} is not minutes", "an integer or UNLIMITED")
+            fail_at(ctx, frame, bad, "timelimitraw", "{value!r} is not minutes", "an integer or UNLIMITED")
     elif "timelimit" in lower:
-        out["timelimit_min"] = _durations(ctx, frame, "timelimit") // 60
+        out["timelimit_min"] = durations(ctx, frame, "timelimit") // 60
 
     # resources: distinct TRES strings and hostlists are parsed once each
     for field, count_col, type_col in (
@@ -442,7 +344,7 @@ def load(ctx: LoadContext) -> None:
         ("reqtres", "req_gpus", None),
     ):
         if field in lower:
-            parsed = _parse_tres_column(ctx, frame, field)
+            parsed = parse_tres_column(ctx, frame, field)
             col = frame[f"f:{field}"]
             out[count_col] = col.replace_strict(
                 list(parsed), [v[0] for v in parsed.values()], return_dtype=pl.Int64
@@ -458,7 +360,7 @@ def load(ctx: LoadContext) -> None:
             bad = frame["f:nodelist"].map_elements(
                 lambda e: _bad_hostlist(e), return_dtype=pl.Boolean, skip_nulls=False
             )
-            _fail_at(
+            fail_at(
                 ctx, frame, bad, "nodelist", f"{{value!r}}: {exc}", "a Slurm hostlist such as gpu-[01-04,07]"
             )
         keys = [k for k in hosts if k is not None]
@@ -487,22 +389,6 @@ def load(ctx: LoadContext) -> None:
     )
     rel = ctx.store.con.sql(f"select * exclude (extra), {extra_sql} as extra from typed")
     ctx.land(TABLE, rel)
-
-
-def _parse_tres_column(
-    ctx: LoadContext, frame: pl.DataFrame, field: str
-) -> dict[str | None, tuple[int | None, str | None]]:
-    """Each distinct TRES string of a field parsed once; the first bad one rejects the file at its line."""
-    parsed: dict[str | None, tuple[int | None, str | None]] = {}
-    for tres in frame[f"f:{field}"].unique().to_list():
-        try:
-            parsed[tres] = parse_tres_gpus(tres)
-        except ValueError as exc:
-            bad = frame[f"f:{field}"] == tres
-            _fail_at(
-                ctx, frame, bad, field, f"{{value!r}}: {exc}", "TRES such as cpu=8,gres/gpu:a100=2,gres/gpu=2"
-            )
-    return parsed
 
 
 def _bad_hostlist(expr: str | None) -> bool:

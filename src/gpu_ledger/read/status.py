@@ -1,4 +1,5 @@
-"""`gpu-ledger status`: what is loaded per source group, how fresh it is, and what is missing.
+"""`gpu-ledger status`: what is loaded per source group, how fresh it is, and what is missing; and
+what the published warehouse says of its costs (the reconciliation, accelerators of no known model).
 
 Each file counts by its current state, its path's newest manifest entry: a file rejected and later
 fixed and loaded is loaded, no longer rejected; a file whose newest delivery was rejected counts as
@@ -12,11 +13,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 from gpu_ledger.home import Home
 from gpu_ledger.ingest import registry
-from gpu_ledger.ingest.store import MANIFEST, RawStore, StoreCopy, quiet_copy
+from gpu_ledger.ingest.store import DUCKDB_TABLES, MANIFEST, RawStore, StoreCopy, quiet_copy
 from gpu_ledger.lock import POLL_S, HomeBusy, holder
-from gpu_ledger.warehouse import writer
+from gpu_ledger.read.warehouse import WarehouseMissing, query, writer
 
 # what the warehouse cannot tell without each group (interface §7: an absent source is never an error)
 WITHOUT = {
@@ -108,3 +111,56 @@ def unrecognised(store: RawStore) -> int:
     """Files whose newest delivery was rejected before its format was known (unrecognised, unreadable)."""
     query = f"select count(*) from ({CURRENT}) where status = 'rejected' and format is null"
     return store.con.sql(query).fetchall()[0][0]
+
+
+def reconciliation(home: Home) -> pl.DataFrame:
+    """The published warehouse's reconciliation per provider (marts.fct_cost_reconciliation): GPU cost,
+    its split between jobs, jobs of no team and idle, and the worst gap between the three totals.
+    Raises WarehouseMissing when there is no warehouse yet."""
+    return query(
+        home.warehouse,
+        """
+        select provider, sum(gpu_hours_cost)::double as gpu, sum(job_cost_allocated)::double as jobs,
+               sum(job_cost_unallocated)::double as unallocated, sum(idle_cost)::double as idle,
+               max(abs(billing_vs_gpu_hours_difference) + abs(gpu_hours_vs_consumers_difference))::double
+                   as worst_gap
+        from marts.fct_cost_reconciliation group by all order by all
+        """,
+    )
+
+
+def unknown_accelerators(home: Home) -> pl.DataFrame | None:
+    """GPU identity gaps (marts.fct_unknown_accelerators): billed accelerators that neither their bill
+    nor the catalogue identifies, costliest first; None without a warehouse, or with one built before
+    this mart existed."""
+    try:
+        built = query(
+            home.warehouse,
+            "select 1 from information_schema.tables "
+            "where table_schema = 'marts' and table_name = 'fct_unknown_accelerators'",
+        )
+    except WarehouseMissing:
+        return None
+    if built.is_empty():
+        return None
+    return query(
+        home.warehouse,
+        """
+        select provider, coalesce(instance_type, '(no instance type)') as instance_type, gap, instances,
+               effective_cost::double as cost, action
+        from marts.fct_unknown_accelerators order by cost desc, provider, instance_type
+        """,
+    )
+
+
+def landed_anything(home: Home) -> bool:
+    """Whether any file's rows are landed (a table folder holds data), without opening the store."""
+    if not home.raw_db.exists() or not home.landed.is_dir():
+        return False
+    return any(
+        folder.is_dir()
+        and not folder.name.startswith((".", "_"))
+        and folder.name not in DUCKDB_TABLES
+        and any(folder.rglob("*.parquet"))
+        for folder in home.landed.iterdir()
+    )

@@ -25,25 +25,19 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from gpu_ledger import dbt_runner
-from gpu_ledger.build import (
-    MARTS,
-    PROJECT_DIR,
-    BuildResult,
-    PublishRefused,
-    built_marts,
-    fsync,
-    private_folder,
-    remove_dead_builds,
-)
+from gpu_ledger.build import dbt_runner
+from gpu_ledger.build.engine import BuildResult, EngineUnavailable
+from gpu_ledger.build.publish import MARTS, PublishRefused, built_marts
+from gpu_ledger.build.workspace import fsync, private_folder, remove_dead_builds
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.store import RawStore
 from gpu_ledger.lock import home_lock
+from gpu_ledger.project import PROJECT_DIR
 
 JAVA_17 = Path("/usr/lib/jvm/java-17-openjdk-amd64")  # Debian's openjdk-17-jre-headless (make system-deps)
 
 
-class SparkUnavailable(Exception):
+class SparkUnavailable(EngineUnavailable):
     """No Java runtime to run Spark with."""
 
 
@@ -80,8 +74,9 @@ def build(
     wait: float | None = None,
     on_event: Callable[[dbt_runner.Event], None] | None = None,
 ) -> BuildResult:
-    """Build on Spark and publish under the home's lock; the arguments are `gpu_ledger.build.build`'s
-    (no node selection: a Spark build starts from nothing, so it builds everything).
+    """Build on Spark and publish under the home's lock; the arguments are the DuckDB engine's
+    (`gpu_ledger.build.engine`; no node selection: a Spark build starts from nothing, so it builds
+    everything).
 
     Every Spark build is a full one, so `full_refresh` changes nothing; `dbt_vars` is dbt's --vars (YAML).
     Raises `SparkUnavailable` when there is no Java, `gpu_ledger.lock.HomeBusy` when another writer

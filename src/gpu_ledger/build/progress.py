@@ -1,6 +1,6 @@
 """What `gpu-ledger build` shows while dbt runs, and the summary after it.
 
-It consumes the events `gpu_ledger.dbt_runner` streams from dbt: a live line on standard error (nodes
+It consumes the events `gpu_ledger.build.dbt_runner` streams from dbt: a live line on standard error (nodes
 done of the total, the nodes running now, time elapsed) when standard error is a terminal and the
 command is not --quiet; the counts for the closing summary (models, seeds, data tests passed, warned
 and failed, nodes skipped, time); and the log (each node at DEBUG, failures and warnings at INFO).

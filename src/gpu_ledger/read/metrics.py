@@ -4,8 +4,9 @@ The metrics and semantic models are dbt YAML (`models/marts/semantic/_metrics.ym
 `_semantic_models.yml`): `dbt parse` validates them, MetricFlow (`mf query`) answers them, and this
 module compiles the same YAML into SQL over the published warehouse for the app's pages and for
 `gpu-ledger metrics`. It does not import MetricFlow: a page must answer in milliseconds from the
-read-only snapshot (`gpu_ledger.warehouse`) with bound parameters, without a dbt project loaded. The
-semantics are MetricFlow's, for what this project's YAML uses:
+read-only snapshot (`gpu_ledger.read.warehouse`) with bound parameters, without a dbt project loaded. The
+semantics are MetricFlow's, for what this project's YAML uses (the SQL text helpers are in
+`gpu_ledger.read.metric_sql`):
 
 - a simple metric aggregates its measure (sum, count, count_distinct, min, max, average) over its
   semantic model's rows, after the metric's own `filter`;
@@ -32,8 +33,9 @@ from pathlib import Path
 
 import yaml
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-SEMANTIC_DIR = PROJECT_DIR / "models" / "marts" / "semantic"
+from gpu_ledger.project import DBT_PROJECT_FILE, SEMANTIC_DIR
+from gpu_ledger.read.metric_sql import canonical, is_column, order_term, qualify, quote, safe_division
+
 MARTS = "marts"
 GRAINS = ("day", "week", "month", "quarter", "year")
 AGGREGATES = {
@@ -175,7 +177,7 @@ class SemanticLayer:
         if not query.metrics:
             raise MetricError("name at least one metric (--metrics)")
         metrics = [self.metric(m) for m in query.metrics]
-        group_by = [_canonical(g) for g in query.group_by]
+        group_by = [canonical(g) for g in query.group_by]
         leaves: dict[str, list[Metric]] = {}
         for metric in metrics:
             for leaf in self.leaves(metric.name):
@@ -188,22 +190,22 @@ class SemanticLayer:
             sql, part_params = self._aggregate(self.models[model_name], model_leaves, group_by, query)
             parts.append((sql, [leaf.name for leaf in model_leaves]))
             params += part_params
-        out_groups = [_quote(g) for g in group_by]
+        out_groups = [quote(g) for g in group_by]
         if len(parts) == 1:
             combined = parts[0][0]
         else:  # one aggregate per semantic model, joined on the group-by columns (nulls match nulls)
             every = [leaf for _, names in parts for leaf in names]
             selects = []
             for sql, names in parts:
-                cols = [*out_groups, *(_quote(n) if n in names else f"null as {_quote(n)}" for n in every)]
+                cols = [*out_groups, *(quote(n) if n in names else f"null as {quote(n)}" for n in every)]
                 selects.append(f"select {', '.join(cols)} from ({sql})")
-            sums = [f"max({_quote(n)}) as {_quote(n)}" for n in every]
+            sums = [f"max({quote(n)}) as {quote(n)}" for n in every]
             combined = f"select {', '.join([*out_groups, *sums])} from ({' union all '.join(selects)}) " + (
                 f"group by {', '.join(out_groups)}" if out_groups else ""
             )
-        values = [f"{self._value_sql(m.name)} as {_quote(m.name)}" for m in metrics]
+        values = [f"{self._value_sql(m.name)} as {quote(m.name)}" for m in metrics]
         sql = f"select {', '.join([*out_groups, *values])} from ({combined}) as leaves"
-        order = [_order(o) for o in query.order_by] or out_groups
+        order = [order_term(o) for o in query.order_by] or out_groups
         if order:
             sql += " order by " + ", ".join(order)
         if query.limit is not None:
@@ -213,11 +215,11 @@ class SemanticLayer:
     def _value_sql(self, name: str) -> str:
         metric = self.metric(name)
         if metric.type == "simple":
-            return _quote(metric.name)
+            return quote(metric.name)
         if metric.type == "ratio":
             num, den = self._value_sql(metric.numerator), self._value_sql(metric.denominator)
             return f"(cast({num} as double) / nullif(cast({den} as double), 0))"
-        expr = _safe_division(metric.expr)
+        expr = safe_division(metric.expr)
         for child in sorted(metric.inputs, key=len, reverse=True):
             expr = re.sub(rf"\b{re.escape(child)}\b", f"\x00{child}\x00", expr)
         for child in metric.inputs:
@@ -236,9 +238,9 @@ class SemanticLayer:
             if target is None:
                 continue
             for dim in target.dimensions.values():
-                joined[f"{entity}__{dim.name}"] = f"{_quote(entity)}.{dim.expr}"
+                joined[f"{entity}__{dim.name}"] = f"{quote(entity)}.{dim.expr}"
         for dim in model.dimensions.values():
-            cols[dim.name] = f"m.{dim.expr}" if _is_column(dim.expr) else _qualify(dim.expr, "m")
+            cols[dim.name] = f"m.{dim.expr}" if is_column(dim.expr) else qualify(dim.expr, "m")
             cols[f"{model.primary_entity}__{dim.name}"] = cols[dim.name]
         for name, sql in joined.items():
             cols[name] = sql
@@ -281,29 +283,29 @@ class SemanticLayer:
             if target is not None:
                 _, key = target.entities[entity]
                 joins.append(
-                    f"left join {target.relation} as {_quote(entity)} "
-                    f"on {_quote(entity)}.{key} = {_qualify(expr, 'm')}"
+                    f"left join {target.relation} as {quote(entity)} "
+                    f"on {quote(entity)}.{key} = {qualify(expr, 'm')}"
                 )
-        base_cols = [f"{sql} as {_quote(name)}" for name, sql in cols.items()]
+        base_cols = [f"{sql} as {quote(name)}" for name, sql in cols.items()]
         for leaf in leaves:
             measure = model.measures[leaf.measure]
-            value = _qualify(measure.expr, "m")
+            value = qualify(measure.expr, "m")
             if leaf.filter:
                 value = f"case when {self._render(leaf.filter, cols)} then {value} end"
-            base_cols.append(f"{value} as {_quote('__' + leaf.name)}")
+            base_cols.append(f"{value} as {quote('__' + leaf.name)}")
         base = f"select {', '.join(base_cols)} from {model.relation} as m {' '.join(joins)}"
         where: list[str] = []
         params: list = []
         for text in query.where:
             where.append(f"({self._render(text, cols, bare=True)})")
         for name, allowed in (query.values or {}).items():
-            name = _canonical(name)
+            name = canonical(name)
             if name not in cols:
                 raise MetricError(f"{model.name} has no dimension {name!r} to filter on")
             allowed = list(allowed)
             if not allowed:
                 continue
-            where.append(f"{_quote(name)} in ({', '.join('?' for _ in allowed)})")
+            where.append(f"{quote(name)} in ({', '.join('?' for _ in allowed)})")
             params += allowed
         if (query.start or query.end) and "metric_time" in cols:
             if query.start:
@@ -316,11 +318,11 @@ class SemanticLayer:
                 where.append("metric_time <= ?")
                 params.append(query.end)
         aggs = [
-            AGGREGATES[model.measures[leaf.measure].agg].format(_quote("__" + leaf.name))
-            + f" as {_quote(leaf.name)}"
+            AGGREGATES[model.measures[leaf.measure].agg].format(quote("__" + leaf.name))
+            + f" as {quote(leaf.name)}"
             for leaf in leaves
         ]
-        groups = [_quote(g) for g in group_by]
+        groups = [quote(g) for g in group_by]
         sql = (
             f"select {', '.join([*groups, *aggs])} from ({base}) as base"
             + (f" where {' and '.join(where)}" if where else "")
@@ -334,12 +336,12 @@ class SemanticLayer:
         (`bare`: its name in the base query, where a user's --where runs)."""
 
         def column(match: re.Match) -> str:
-            name = _canonical(match.group(2) + (f"__{match.group(3)}" if match.group(3) else ""))
+            name = canonical(match.group(2) + (f"__{match.group(3)}" if match.group(3) else ""))
             if match.group(1) == "TimeDimension" and name not in cols:
                 name = "metric_time"
             if name not in cols:
                 raise MetricError(f"unknown dimension {match.group(2)!r} in filter {text!r}")
-            return _quote(name) if bare else cols[name]
+            return quote(name) if bare else cols[name]
 
         return _JINJA.sub(column, text)
 
@@ -353,74 +355,6 @@ _DATE_COLUMNS = {
     "fct_project_roi": ("month_start",),
     "fct_commitment_utilization": ("month_start",),
 }
-
-
-def _canonical(name: str) -> str:
-    name = name.strip()
-    return "metric_time__day" if name == "metric_time" else name
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _order(name: str) -> str:
-    descending = name.startswith("-")
-    return _quote(_canonical(name.lstrip("-"))) + (" desc" if descending else "")
-
-
-def _is_column(expr: str) -> bool:
-    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", expr) is not None
-
-
-_SQL_WORDS = frozenset(
-    [
-        "case",
-        "when",
-        "then",
-        "else",
-        "end",
-        "and",
-        "or",
-        "not",
-        "is",
-        "null",
-        "true",
-        "false",
-        "in",
-        "as",
-        "cast",
-        "double",
-        "integer",
-        "varchar",
-        "date",
-        "distinct",
-        "between",
-        "like",
-        "coalesce",
-        "nullif",
-    ]
-)
-
-
-def _qualify(expr: str, alias: str) -> str:
-    """Prefix the bare column names of a model's SQL expression with the model's alias."""
-    if _is_column(expr):
-        return f"{alias}.{expr}"
-    out, pos = [], 0
-    for match in re.finditer(r"'[^']*'|\b[A-Za-z_][A-Za-z0-9_]*\b(?!\s*\()", expr):
-        out.append(expr[pos : match.start()])
-        token = match.group(0)
-        is_name = not token.startswith("'") and token.lower() not in _SQL_WORDS and not token.isdigit()
-        out.append(f"{alias}.{token}" if is_name else token)
-        pos = match.end()
-    out.append(expr[pos:])
-    return "".join(out)
-
-
-def _safe_division(expr: str) -> str:
-    """A derived metric's division by a metric that is zero is null: `a / b` becomes `a / nullif(b, 0)`."""
-    return re.sub(r"/\s*([A-Za-z_][A-Za-z0-9_]*)\b", r"/ nullif(\1, 0)", expr)
 
 
 # --- loading --------------------------------------------------------------------------------------
@@ -506,7 +440,7 @@ def _metric(raw: dict) -> Metric:
 def reporting_currency() -> str:
     """The dbt var `reporting_currency` (dbt_project.yml): every mart's money is in it."""
     try:
-        project = yaml.safe_load((PROJECT_DIR / "dbt_project.yml").read_text())
+        project = yaml.safe_load(DBT_PROJECT_FILE.read_text())
         return str((project.get("vars") or {}).get("reporting_currency") or "USD")
     except (OSError, yaml.YAMLError):
         return "USD"
@@ -521,7 +455,7 @@ def unit_label(unit: str, currency: str | None = None) -> str:
 
 def run(warehouse: Path, query: Query):
     """Answer a query on the published warehouse's read-only snapshot (a Polars frame)."""
-    from gpu_ledger.warehouse import query as read
+    from gpu_ledger.read.warehouse import query as read
 
     sql, params = layer().compile(query)
     return read(warehouse, sql, params)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-APP = Path(__file__).resolve().parent / "app" / "streamlit_app.py"
+APP = Path(__file__).resolve().parent / "streamlit_app.py"
 
 
 def command(address: str, port: int, script: Path = APP) -> list[str]:

@@ -11,7 +11,7 @@ each node as it starts and finishes (resource type, status, message, seconds), w
 and the closing counts. Everything dbt itself prints goes to the child's standard error, which the
 parent keeps as the build's text output (what a failed build shows), as the command line's was.
 
-    python -P -m gpu_ledger.dbt_runner build --select ... --project-dir ... (any dbt arguments)
+    python -P -m gpu_ledger.build.dbt_runner build --select ... --project-dir ... (any dbt arguments)
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ Event = dict[str, Any]
 def command(arguments: list[str]) -> list[str]:
     """The child's command line (tethered by the caller): dbt `arguments` run by this module."""
     # -P: the folder the child runs in (a build's own folder, or the home) is not put on sys.path
-    return [sys.executable, "-P", "-m", "gpu_ledger.dbt_runner", *arguments]
+    return [sys.executable, "-P", "-m", "gpu_ledger.build.dbt_runner", *arguments]
 
 
 def run(

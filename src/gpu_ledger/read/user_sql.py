@@ -9,7 +9,7 @@ parser, the one that will run it, so no trick of comments, string literals or st
 reads differently to the check than to the engine; only reads pass (SELECT and everything that parses
 as one: WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW, SUMMARIZE; EXPLAIN of such a query; the PRAGMAs
 that list tables and columns). Then the statement object the parser returned, not the text again,
-runs on the shared read-only snapshot (`gpu_ledger.warehouse`): file access off, configuration
+runs on the shared read-only snapshot (`gpu_ledger.read.warehouse`): file access off, configuration
 locked, over a private copy, so a statement wrongly let through still cannot touch the published file.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from gpu_ledger.warehouse import snapshot
+from gpu_ledger.read.warehouse import snapshot
 
 PRAGMA_READS = frozenset({"table_info", "show", "show_tables", "show_tables_expanded"})
 ASK = "Type a SELECT query over the marts, e.g. select * from marts.dim_gpus limit 10."

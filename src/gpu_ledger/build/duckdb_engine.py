@@ -20,7 +20,7 @@ dbt arguments (vars included) and the dbt, adapter and DuckDB versions. A passin
 fingerprint in `<home>/warehouse.json` after it publishes, with the published file's identity, so a
 warehouse replaced by anything else is rebuilt. `--full-refresh` always builds.
 
-dbt runs in a child process of its own (`gpu_ledger.dbt_runner`), tethered (`gpu_ledger.tether`):
+dbt runs in a child process of its own (`gpu_ledger.build.dbt_runner`), tethered (`gpu_ledger.tether`):
 killing the build, even with kill -9, kills dbt with it. dbt ignores Ctrl+C, which the build turns
 into killing it. The child streams dbt's events back, which the command line draws as progress.
 
@@ -37,12 +37,10 @@ import json
 import logging
 import os
 import re
-import secrets
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
@@ -50,14 +48,22 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from gpu_ledger import dbt_runner
+from gpu_ledger.build import dbt_runner
+from gpu_ledger.build.engine import BuildResult
+from gpu_ledger.build.publish import PublishRefused, built_marts, publish
+from gpu_ledger.build.workspace import (
+    fsync,
+    machine_cache,
+    private_folder,
+    remove_dead_builds,
+    replace_atomically,
+)
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.store import RawStore
-from gpu_ledger.lock import alive, home_lock
+from gpu_ledger.lock import home_lock
+from gpu_ledger.project import PROJECT_DIR
 from gpu_ledger.tether import tethered
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-MARTS = "marts"
 FINGERPRINT = "warehouse.json"
 # what dbt reads besides the folders dbt_project.yml names (dbt's defaults where it names none)
 PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "packages.yml", "dependencies.yml")
@@ -73,20 +79,7 @@ VERSIONED = ("dbt-core", "dbt-adapters", "dbt-duckdb", "duckdb")
 # the landed store's bookkeeping that models read; the landed data changes only with the manifest
 LANDED_INPUTS = ("raw.ingest_manifest", "raw.validation_results")
 
-logger = logging.getLogger(__name__)
-
-
-@dataclass
-class BuildResult:
-    success: bool
-    published: Path | None
-    log: Path
-    output: str
-    unchanged_since: datetime | None = None  # set when the inputs were the published build's: nothing ran
-
-
-class PublishRefused(Exception):
-    """The built file is not a complete warehouse, so it is not published."""
+logger = logging.getLogger("gpu_ledger.build")
 
 
 def build(
@@ -103,7 +96,7 @@ def build(
     """Build and publish under the home's lock, unless the published warehouse was built from the same
     inputs; `dbt_vars` is dbt's --vars (YAML); `wait` seconds to queue behind another writer;
     `select`/`exclude` dbt's node selection; `on_event` is called with each of dbt's progress events
-    (`gpu_ledger.dbt_runner`).
+    (`gpu_ledger.build.dbt_runner`).
 
     Raises `gpu_ledger.lock.HomeBusy` when another writer holds the home (beyond `wait`).
     """
@@ -127,18 +120,6 @@ def build(
                 _record(home, inputs)
                 write_docs(home, private, project_dir, _docs_digest(inputs))
         return result
-
-
-@contextmanager
-def private_folder(home: Home) -> Iterator[Path]:
-    """A folder of this process's own, `<home>/builds/<pid>-<token>/`, removed afterwards (a killed
-    process's is removed by the next build: `remove_dead_builds`). Every dbt run of a home runs in one."""
-    folder = home.root / "builds" / f"{os.getpid()}-{secrets.token_hex(4)}"
-    folder.mkdir(parents=True)
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _build_in(
@@ -196,8 +177,8 @@ def write_docs(home: Home, private: Path, project_dir: Path, digest: str) -> Pat
                 "dbt docs generate failed (the build is published): %s", (done.stdout + done.stderr)[-2000:]
             )
             return None
-        _replace_atomically(generated, saved)
-    _replace_atomically(saved, page)
+        replace_atomically(generated, saved)
+    replace_atomically(saved, page)
     stamp.write_text(digest)
     return page
 
@@ -209,7 +190,7 @@ def _docs_digest(inputs: dict[str, str]) -> str:
 
 def saved_docs(digest: str) -> Path:
     """The docs site of a project digest, saved on this machine for every home's first build."""
-    return _machine_cache("dbt-docs") / f"{digest[:16]}.html"
+    return machine_cache("dbt-docs") / f"{digest[:16]}.html"
 
 
 def run_dbt(
@@ -302,13 +283,7 @@ def saved_parse(project_dir: Path) -> Path:
     dbt checks a parse before it reuses it (its version, the profile, the vars, every file's checksum)
     and parses again what does not match, so an old one is only slower, never wrong."""
     project = hashlib.sha256(str(project_dir.resolve()).encode()).hexdigest()[:16]
-    return _machine_cache("dbt-parse") / f"{project}.msgpack"
-
-
-def _machine_cache(kind: str) -> Path:
-    """`$XDG_CACHE_HOME/gpu-ledger/<kind>` (`~/.cache` without XDG_CACHE_HOME): what one home's build
-    saves for the next home's on this machine."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-ledger" / kind
+    return machine_cache("dbt-parse") / f"{project}.msgpack"
 
 
 def _reuse_saved_parse(target: Path, project_dir: Path) -> None:
@@ -321,16 +296,7 @@ def _reuse_saved_parse(target: Path, project_dir: Path) -> None:
 def _save_parse(target: Path, project_dir: Path) -> None:
     if not (target / PARSE).exists():
         return
-    _replace_atomically(target / PARSE, saved_parse(project_dir))
-
-
-def _replace_atomically(source: Path, destination: Path) -> None:
-    """Copy `source` over `destination` so that a reader meanwhile (another home's build) sees the old
-    file or the new one, whole."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    staged = destination.with_name(f"{destination.name}.{os.getpid()}-{secrets.token_hex(4)}")
-    shutil.copyfile(source, staged)
-    os.replace(staged, destination)
+    replace_atomically(target / PARSE, saved_parse(project_dir))
 
 
 def fingerprint(landed: duckdb.DuckDBPyConnection, project_dir: Path, arguments: list[str]) -> dict[str, str]:
@@ -401,70 +367,3 @@ def _identity(path: Path) -> list[int]:
 def unmatched_selectors(output: str) -> list[str]:
     """The --select/--exclude criteria dbt said match no node of the project, from its output."""
     return re.findall(r"The selection criterion '([^']*)' does not match any enabled nodes", output)
-
-
-def built_marts(target: Path) -> set[str]:
-    """The marts this dbt run built, from its run_results.json and manifest.json."""
-    results = json.loads((target / "run_results.json").read_text())["results"]
-    nodes = json.loads((target / "manifest.json").read_text())["nodes"]
-    built = {r["unique_id"] for r in results if r["status"] == "success"}
-    return {
-        node.get("alias") or node["name"]
-        for unique_id, node in nodes.items()
-        if unique_id in built and node["resource_type"] == "model" and node["schema"] == MARTS
-    }
-
-
-def publish(work: Path, staged: Path, warehouse: Path, marts: set[str]) -> None:
-    """Copy the working file, make the copy self-contained, check it holds every mart, rename it into place.
-
-    Staging views read the landed store through an attachment that readers of the published file do
-    not have, so the published copy keeps only tables (seeds, intermediate models and marts).
-    """
-    if not marts:
-        raise PublishRefused("dbt reported no marts built: nothing published, the warehouse is unchanged")
-    with duckdb.connect(str(work)) as con:
-        con.sql("checkpoint")
-    shutil.copyfile(work, staged)
-    with duckdb.connect(str(staged)) as con:
-        con.sql("drop schema if exists staging cascade")
-        con.sql("checkpoint")
-    with duckdb.connect(str(staged), read_only=True) as con:
-        present = {
-            name
-            for (name,) in con.execute(
-                "select table_name from information_schema.tables "
-                "where table_schema = ? and table_type = 'BASE TABLE'",
-                [MARTS],
-            ).fetchall()
-        }
-    missing = sorted(marts - present)
-    if missing:
-        raise PublishRefused(
-            f"the built file lacks {len(missing)} of {len(marts)} marts ({', '.join(missing[:5])}): "
-            "nothing published, the warehouse is unchanged"
-        )
-    fsync(staged)
-    os.replace(staged, warehouse)
-    fsync(warehouse.parent)
-
-
-def fsync(path: Path) -> None:
-    """Flush a file's or a folder's entries to disk, so a rename survives a power cut."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def remove_dead_builds(home: Home) -> None:
-    """Remove the folders of builds killed before they could clean up (their pid is gone).
-
-    Called under the home lock, so no live build of this home is missed; the pid check keeps a build
-    from deleting anything but its own or a dead one's files even so.
-    """
-    for folder in (home.root / "builds").glob("*-*"):
-        pid = folder.name.split("-", 1)[0]
-        if pid.isdigit() and not alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,94 @@
+"""`gpu-ledger pull prometheus`: DCGM series from a Prometheus HTTP API into the landed store."""
+
+from __future__ import annotations
+
+import click
+
+from gpu_ledger.cli.common import (
+    FAILED,
+    OK,
+    current_home,
+    error,
+    global_options,
+    guarded,
+    log_to_home,
+    logger,
+    progress_shown,
+    wait_option,
+)
+from gpu_ledger.home import Home
+from gpu_ledger.lock import home_lock
+
+PULL_HELP = "pull DCGM series from a Prometheus (or Thanos/Mimir) HTTP API, in chunks, resumable"
+
+
+@click.group("pull", short_help="pull telemetry from a live source into the landed store")
+@global_options
+def pull_group() -> None:
+    """Pull telemetry from a live source into the landed store."""
+
+
+@pull_group.command(
+    "prometheus",
+    short_help=PULL_HELP,
+    help=PULL_HELP
+    + ".\n\nCredentials come from GPU_LEDGER_PROMETHEUS_TOKEN (bearer), or GPU_LEDGER_PROMETHEUS_USER and "
+    "GPU_LEDGER_PROMETHEUS_PASSWORD (basic auth).",
+)
+@global_options
+@click.option("--url", required=True, help="the server's base URL, e.g. http://prometheus:9090")
+@click.option("--start", required=True, help="RFC 3339 time with a zone, a date (UTC), or Unix seconds")
+@click.option("--end", required=True, help="as --start")
+@click.option(
+    "--step",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="seconds between points; use the scrape interval",
+)
+@click.option(
+    "--match",
+    "matches",
+    multiple=True,
+    metavar="SELECTOR",
+    help="series selector to pull instead of the DCGM defaults (repeatable)",
+)
+@wait_option
+@guarded
+def pull_prometheus_command(
+    url: str, start: str, end: str, step: float, matches: tuple[str, ...], wait: float | None
+) -> int:
+    from gpu_ledger.ingest.errors import IngestError
+    from gpu_ledger.ingest.prometheus_pull import pull
+    from gpu_ledger.ingest.store import RawStore
+
+    home = current_home()
+    try:
+        with home_lock(home, "pull prometheus", wait=wait):
+            log_to_home(home)
+            logger.info(
+                "pulling %s from %s to %s at %g s from %s", matches or "DCGM series", start, end, step, url
+            )
+            with RawStore(Home(home).raw_db) as store:
+                result = pull(
+                    store,
+                    url,
+                    start,
+                    end,
+                    step,
+                    list(matches) or None,
+                    out_dir=home / "pulled",
+                    progress=progress_shown(),
+                )
+    except (IngestError, ValueError) as exc:
+        error(exc)
+        return FAILED
+    for outcome in result.rejected:
+        click.echo(f"rejected: {outcome.error}", err=True)
+    summary = (
+        f"{result.chunks} chunks: {result.fetched} fetched, {result.skipped} already landed; "
+        f"{result.rows:,} samples landed in {Home(home).landed}"
+    )
+    logger.info(summary)
+    click.echo(summary)
+    return FAILED if result.rejected else OK
