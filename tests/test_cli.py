@@ -390,3 +390,25 @@ def test_a_small_simulated_fleet_ingests_whole_and_builds(tmp_path, capsys):
     assert main(["build", "--home", str(home)]) == 0
     out, err = capsys.readouterr()
     assert "Built and published" in out and "Nothing landed" not in err
+
+
+def test_ctrl_c_while_duckdb_runs_a_query_of_the_command_is_one_line_and_130(capsys):
+    """DuckDB takes the SIGINT a query is running under and raises RuntimeError('Query interrupted'), not
+    KeyboardInterrupt: a command stopped there says one line and exits 130, as one stopped anywhere else."""
+    import threading
+
+    import click
+    import duckdb
+
+    from gpu_ledger.cli.common import INTERRUPTED, guarded
+
+    @click.command("count")
+    @guarded
+    def count() -> int:
+        duckdb.connect().sql("select count(*) from range(10000000000) a, range(10) b").fetchall()
+        return 0
+
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    assert count.main(args=[], prog_name="gpu-ledger", standalone_mode=False) == INTERRUPTED
+    err = capsys.readouterr().err
+    assert err.endswith(": interrupted\n") and err.count("\n") == 1, err

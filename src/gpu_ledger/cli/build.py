@@ -17,6 +17,7 @@ from gpu_ledger.cli.common import (
     error,
     global_options,
     guarded,
+    interrupted,
     log_to_home,
     logger,
     progress_shown,
@@ -123,7 +124,9 @@ def run(
     except EngineUnavailable as exc:
         error(exc)
         return DID_NOT_RUN
-    except KeyboardInterrupt:  # Ctrl+C: dbt, which ignores it, was stopped with the build
+    except (KeyboardInterrupt, RuntimeError) as exc:  # Ctrl+C: dbt, which ignores it, stopped with the build
+        if not interrupted(exc):
+            raise
         if _identity(Home(home).warehouse) == published:
             error("interrupted; the published warehouse is unchanged")
         else:  # as it wrote the docs of what it published (or waited, with --wait, for one that did)

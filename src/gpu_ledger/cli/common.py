@@ -109,6 +109,13 @@ def error(message: object) -> None:
     click.echo(f"gpu-ledger {name}: {message}", err=True)
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether `exc` is Ctrl+C: Python's KeyboardInterrupt, or DuckDB's, which takes the signal while a query
+    runs and raises a RuntimeError 'Query interrupted' in its place."""
+    duckdb_interrupt = isinstance(exc, RuntimeError) and str(exc) == "Query interrupted"
+    return isinstance(exc, KeyboardInterrupt) or duckdb_interrupt
+
+
 def guarded(command: Callable[..., int]) -> Callable[..., int]:
     """Set up logging for the command, and turn what stops a command into one line and its status."""
 
@@ -128,6 +135,9 @@ def guarded(command: Callable[..., int]) -> Callable[..., int]:
             error(exc)
             return FAILED
         except Exception as exc:  # a database file another process has open: one line, not a traceback
+            if interrupted(exc):  # Ctrl+C while DuckDB ran a query of the command's own
+                error("interrupted")
+                return INTERRUPTED
             message = conflict_message(exc, current_home())
             if message is None:
                 logger.info("stopped by an unexpected error", exc_info=True)

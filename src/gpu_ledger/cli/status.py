@@ -12,7 +12,6 @@ from gpu_ledger.cli.common import (
     current_home,
     global_options,
     guarded,
-    wait_option,
 )
 from gpu_ledger.home import Home
 
@@ -21,7 +20,13 @@ STATUS_HELP = "what is loaded per source, how fresh, and what is missing"
 
 @click.command("status", short_help=STATUS_HELP, help=STATUS_HELP + ".")
 @global_options
-@wait_option
+@click.option(
+    "--wait",
+    type=float,
+    metavar="SECONDS",
+    help="status reads while a build runs; when ingest, validate or pull is writing the landed store, wait "
+    "up to SECONDS for it (default: exit 2)",
+)
 @guarded
 def status_command(wait: float | None) -> int:
     return run(current_home(), wait)
