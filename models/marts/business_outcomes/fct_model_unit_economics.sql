@@ -17,7 +17,7 @@ deployments as (
 ),
 
 training_runs as (
-    select * from {{ ref('fct_training_run_costs') }}
+    select * from {{ ref('int_costs__training_runs') }}
 ),
 
 project_inference_daily as (

@@ -22,7 +22,7 @@ deployments as (
 ),
 
 training_runs as (
-    select * from {{ ref('fct_training_run_costs') }}
+    select * from {{ ref('int_costs__training_runs') }}
 ),
 
 monthly_cost as (
