@@ -1,7 +1,7 @@
 -- grain: one row per job attempt (job_key)
 {#-
-    What each job attempt cost and how well it used its GPUs: every dim_jobs row, zero GPU-hours and
-    zero cost for an attempt that never ran. Sums over the attempt's GPU-hours
+    What each job attempt cost and how well it used its GPUs: every job attempt (int_workloads__jobs,
+    published as dim_jobs), zero GPU-hours and zero cost for an attempt that never ran. Sums over the attempt's GPU-hours
     (int_costs__job_gpu_hours); utilisation averages the job's own DCGM samples; p95 is taken over
     the job's hourly average utilisation (all its GPUs in the hour), and idle_cost_within_job is the
     cost of the job's GPU-hours whose own average utilisation is below `idle_threshold_pct`.

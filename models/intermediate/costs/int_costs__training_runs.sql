@@ -5,7 +5,7 @@
     first attempt's. interruption_overhead_pct = 100 x interrupted_attempts_cost /
     completed_attempt_cost: what the interruptions added on top of the attempt that finished; null
     while no attempt has completed (or the completed attempts cost nothing). energy_kwh,
-    carbon_kg_co2e and carbon_fallback_energy_kwh sum the attempts' (fct_job_costs). Where the run
+    carbon_kg_co2e and carbon_fallback_energy_kwh sum the attempts' (int_costs__jobs). Where the run
     reports the tokens or samples it trained on (business training_runs.csv; a run reported again keeps
     its largest counts, which only grow), its cost, energy and carbon are also given per billion tokens
     and per million samples.

@@ -2,7 +2,7 @@
 {#-
     Sustained idle GPUs and what they cost (interface §4, Waste and optimisation).
     - The periods, their cause (job_idle, no_job, unmonitored), job and still_open:
-      int_optimization__idle_periods (measured low-utilisation runs and unmonitored billed GPUs).
+      int_idle__periods (measured low-utilisation runs and unmonitored billed GPUs).
     - owner: the job's team for a job_idle period whose consumer labels name a job holding the GPU
       then; else the machine's team tag (owner_team of the GPU-hours billed in the period, the hour
       overlapping most), else var `unallocated_owner`.

@@ -1,6 +1,6 @@
 -- grain: one row per idle cloud machine (resource_id, the instance id) to terminate or shut down when idle
 {#-
-    terminate_idle, from the idle periods of fct_idle_gpu_periods on cloud machines
+    terminate_idle, from the idle periods of int_idle__gpu_periods on cloud machines
     (int_recommendations__instances); owned machines are left out (terminating one saves no bill).
     - action terminate: every GPU of the machine is in a still-open idle period with nothing running
       (recommended_action terminate_idle: cause no_job or unmonitored) that has lasted at least

@@ -1,7 +1,7 @@
 -- grain: one row per on-demand inference pool (provider, region, instance_type, team, project) per hour of the look-back
 {#-
     The hourly demand of the inference pools that buy_commitment and autoscale judge
-    (fct_inference_pool_recommendations). A pool: cloud machines whose jobs were mostly inference
+    (int_recommendations__inference_pools). A pool: cloud machines whose jobs were mostly inference
     (int_recommendations__instances.workload_class), by provider, region, instance type and owner,
     without the machines a terminate_idle or rightsize recommendation already covers. Only their
     on-demand (Standard) hours count: hours a commitment already covers or spot prices gain nothing

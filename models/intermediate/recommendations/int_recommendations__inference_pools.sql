@@ -1,7 +1,7 @@
 -- grain: one row per inference pool (provider, region, instance_type, team, project) to commit or to autoscale
 {#-
     buy_commitment and autoscale, for inference on on-demand cloud machines. Training never gets either:
-    the pools are inference machines, and their hourly on-demand demand is fct_inference_pool_hours'
+    the pools are inference machines, and their hourly on-demand demand is int_recommendations__inference_pool_hours'
     (machines a terminate_idle or rightsize recommendation already covers are left out there); the
     on-demand price per GPU-hour is the pool's own, as billed.
     - autoscale: the pool does not scale (in at least 90 % of the hours it runs as many on-demand GPUs as

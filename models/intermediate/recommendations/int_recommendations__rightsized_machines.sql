@@ -1,6 +1,6 @@
 -- grain: one row per cloud machine (resource_id, the instance id) whose inference a smaller GPU would serve
 {#-
-    rightsize: the candidates of fct_rightsizing_candidates (its rules and prices, not repeated here),
+    rightsize: the candidates of int_recommendations__rightsizing_candidates (its rules and prices, not repeated here),
     gathered per machine they run on (int_recommendations__instance_jobs). A machine's current
     candidates are the attempts still running at the end of the data, else its latest-started one
     (an earlier attempt a later one replaced is not counted twice). Its current, projected and saved

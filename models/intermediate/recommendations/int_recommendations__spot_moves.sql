@@ -9,7 +9,7 @@
       (price_source bill); else the catalogue price less `recommendation_default_spot_discount_pct`
       (catalogue); else the observed on-demand price less that discount (bill).
     - Retry overhead: 100 × Σ interrupted attempts' cost / Σ completed attempts' cost of the completed
-      training runs that ran on spot in the look-back (fct_training_run_costs; the provider's own
+      training runs that ran on spot in the look-back (int_costs__training_runs; the provider's own
       runs, else every provider's, else `recommendation_default_spot_retry_overhead_pct`). It counts
       an interrupted attempt's checkpointed progress as overhead too, so it errs high. interruption_rate
       = interrupted attempts / attempts of those spot runs (completed or not).
