@@ -405,6 +405,7 @@ def shared_idle_warehouse(warehouse: Path, tmp_path_factory) -> Path:
             str(Path(sys.executable).with_name("dbt")),
             "run",
             "--select",
+            "int_costs__owner_days",  # the rules; the mart publishes it
             "fct_cost_by_owner_daily",
             "--vars",
             "{idle_cost_policy: share}",

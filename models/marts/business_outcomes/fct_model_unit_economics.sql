@@ -5,7 +5,7 @@
     training cost is the true cost of the training runs behind the month's deployments of the model.
 #}
 with owner_daily as (
-    select * from {{ ref('fct_cost_by_owner_daily') }}
+    select * from {{ ref('int_costs__owner_days') }}
 ),
 
 requests as (
@@ -17,7 +17,7 @@ deployments as (
 ),
 
 training_runs as (
-    select * from {{ ref('fct_training_run_costs') }}
+    select * from {{ ref('int_costs__training_runs') }}
 ),
 
 project_inference_daily as (

@@ -6,7 +6,7 @@
     the business feeds, training runs from fct_training_run_costs.
 #}
 with owner_daily as (
-    select * from {{ ref('fct_cost_by_owner_daily') }}
+    select * from {{ ref('int_costs__owner_days') }}
 ),
 
 business_value as (
@@ -22,7 +22,7 @@ deployments as (
 ),
 
 training_runs as (
-    select * from {{ ref('fct_training_run_costs') }}
+    select * from {{ ref('int_costs__training_runs') }}
 ),
 
 monthly_cost as (

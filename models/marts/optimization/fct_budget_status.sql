@@ -14,7 +14,7 @@ with budgets as (
 ),
 
 owner_daily as (
-    select * from {{ ref('fct_cost_by_owner_daily') }}
+    select * from {{ ref('int_costs__owner_days') }}
 ),
 
 data_window as (

@@ -10,7 +10,7 @@
 with
 
 job_costs as (
-    select * from {{ ref('fct_job_costs') }}
+    select * from {{ ref('int_costs__jobs') }}
 ),
 
 events as (

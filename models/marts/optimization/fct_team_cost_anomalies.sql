@@ -24,7 +24,7 @@
 {%- set min_weekday_days = var('anomaly_min_weekday_days') %}
 
 with owner_daily as (
-    select * from {{ ref('fct_cost_by_owner_daily') }}
+    select * from {{ ref('int_costs__owner_days') }}
 ),
 
 gpu_hours as (

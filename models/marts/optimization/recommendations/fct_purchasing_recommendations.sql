@@ -1,30 +1,18 @@
 -- grain: one row per recommendation (recommendation_type × scope); recommendation_id is the key
 {#-
-    What to buy, move, shrink or switch off, and what it saves a month (interface §4). Each rule is a
-    mart of its own in this folder, all judged over the same look-back (int_recommendations__lookback)
-    and built on the intermediate recommendation models:
-    - buy_commitment / autoscale: inference on on-demand machines (fct_inference_pool_recommendations);
-    - move_to_spot: bursty, checkpointed training on on-demand machines (fct_spot_move_recommendations);
-    - rightsize: fct_rightsizing_candidates per machine (fct_rightsizing_recommendations);
+    What to buy, move, shrink or switch off, and what it saves a month (interface §4): the union of the
+    rules, each an intermediate model (models/intermediate/recommendations) judged over the same
+    look-back (int_recommendations__lookback) and ending in the same projection
+    (macros/recommendations/recommendation_columns.sql), each also published as a mart of its own:
+    - buy_commitment / autoscale: inference on on-demand machines (int_recommendations__inference_pools);
+    - move_to_spot: bursty, checkpointed training on on-demand machines (int_recommendations__spot_moves);
+    - rightsize: the rightsizing candidates per machine (int_recommendations__rightsized_machines);
     - terminate_idle: machines idle with nothing running, or idle in recurring stretches under a
-      workload (fct_idle_machine_recommendations).
+      workload (int_recommendations__idle_machines).
     Training is never recommended for reserved capacity (tests/dbt/assert_training_never_recommended_reserved.sql).
     A recommendation is listed when it saves at least `recommendation_min_monthly_savings` a month.
 #}
 {%- set min_savings = var('recommendation_min_monthly_savings') %}
-{%- set rule_models = [
-    'fct_inference_pool_recommendations',
-    'fct_spot_move_recommendations',
-    'fct_rightsizing_recommendations',
-    'fct_idle_machine_recommendations',
-] %}
-{%- set columns = [
-    'recommendation_type', 'action', 'provider', 'region', 'instance_type', 'instance_family', 'gpu_model',
-    'workload_class', 'team', 'project', 'resource_id', 'target_instance_type', 'price_source',
-    'lookback_start', 'lookback_end', 'lookback_days', 'p50_gpus', 'p95_gpus', 'peak_gpus',
-    'avg_gpu_util_pct', 'interruption_rate', 'retry_overhead_pct', 'idle_hours', 'commit_instances',
-    'discount_pct', 'target_gpu_hourly_cost', 'current_monthly_cost', 'projected_monthly_cost', 'rationale',
-] %}
 {%- set scope = [
     'recommendation_type', 'provider', 'region', 'instance_type', 'workload_class', 'team', 'project',
     'resource_id',
@@ -37,20 +25,14 @@
 
 with
 
-{% for model in rule_models %}
-{{ model | replace('int_recommendations__', '') }} as (
-    select {{ columns | join(', ') }} from {{ ref(model) }}
-),
-
-{% endfor -%}
-
 recommendations as (
-    {%- for model in rule_models %}
-    select * from {{ model | replace('int_recommendations__', '') }}
-    {%- if not loop.last %}
+    select * from {{ ref('int_recommendations__inference_pools') }}
     union all
-    {%- endif %}
-    {%- endfor %}
+    select * from {{ ref('int_recommendations__spot_moves') }}
+    union all
+    select * from {{ ref('int_recommendations__rightsized_machines') }}
+    union all
+    select * from {{ ref('int_recommendations__idle_machines') }}
 ),
 
 costed as (

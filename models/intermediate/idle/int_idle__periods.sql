@@ -1,6 +1,6 @@
 -- grain: one row per gpu (gpu_id) per idle period (started_at)
 {#-
-    When GPUs sat idle, and why (fct_idle_gpu_periods costs them and says what to do):
+    When GPUs sat idle, and why (int_idle__gpu_periods costs them and says what to do):
     - Measured periods come from int_idle__gpu_low_runs: runs of samples below `idle_threshold_pct`
       lasting at least `idle_min_hours`, split where the job on the GPU changes. cause is job_idle
       when a job held the GPU (a MIG GPU: any slice in use), no_job when none did. A job_idle period's
