@@ -78,7 +78,7 @@ if filters.require_warehouse():
             group_by=["gpu_model"],
             order_by=["-provisioned_gpu_hours"],
         )
-        st.dataframe(
+        figures.table(
             by_model,
             hide_index=True,
             column_config={
@@ -90,9 +90,7 @@ if filters.require_warehouse():
                     "Allocated GPU-hours", format="localized"
                 ),
                 "fleet_busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours", format="localized"),
-                "fleet_utilisation": st.column_config.ProgressColumn(
-                    "Utilisation", format="percent", min_value=0, max_value=1
-                ),
+                "fleet_utilisation": st.column_config.NumberColumn("Utilisation", format="percent"),
                 "allocation_rate": st.column_config.NumberColumn("Allocated share", format="percent"),
             },
         )
@@ -163,7 +161,7 @@ if filters.require_warehouse():
             .configure_axisY(labelLimit=240),
             width="stretch",
         )
-        st.dataframe(
+        figures.table(
             holders[
                 [
                     "gpu",
