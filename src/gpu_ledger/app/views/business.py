@@ -75,7 +75,7 @@ if filters.require_warehouse():
                     ),
                     tooltip=[
                         alt.Tooltip("project:N", title="Project"),
-                        alt.Tooltip("roi:Q", title="ROI", format=",.0%"),
+                        alt.Tooltip("roi:Q", title="ROI", format=",.1%"),
                         alt.Tooltip("business_value:Q", title=f"Value ({cur})", format=",.2f"),
                         alt.Tooltip("project_gpu_cost:Q", title=f"GPU cost ({cur})", format=",.2f"),
                     ],

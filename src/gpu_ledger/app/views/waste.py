@@ -125,7 +125,7 @@ if filters.require_warehouse():
         },
     )
 
-    st.subheader(f"Low-utilisation jobs (average below {LOW_UTIL_PCT:.0f} %)")
+    st.subheader(f"Low-utilisation jobs (average below {filters.pct(LOW_UTIL_PCT)})")
     jwhere, jparams = f.where(
         time="started_at",
         time_end="ended_at",
