@@ -87,6 +87,21 @@ def test_every_table_reads_alike(home):
     assert tables >= 15
 
 
+def test_a_table_too_big_to_style_keeps_its_headers_and_streamlits_formats(home, monkeypatch):
+    """A table over MAX_STYLED_CELLS (Streamlit refuses a Styler over pandas' max_elements, and a real
+    fleet's job list is that big) is shown without the Styler, its headers and number formats kept."""
+    from gpu_ledger.app import figures
+
+    monkeypatch.setattr(figures, "MAX_STYLED_CELLS", 0)
+    at = app()
+    for page in PAGES:
+        at = open_page(at, page)
+        for element in at.dataframe:
+            config = json.loads(element.proto.columns or "{}")
+            labels = [c.get("label") for c in config.values() if c and not c.get("hidden")]
+            assert labels and all(labels), (page, config)
+
+
 def test_budget_figures_say_they_are_month_to_date_under_a_date_filter(home, warehouse):
     """Issue 31: the budget tiles ignored the date filter while the caption said it applied."""
     lo = query(warehouse, "select min(hour_start)::date from marts.fct_gpu_hours").item()

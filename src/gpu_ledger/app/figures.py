@@ -32,6 +32,10 @@ SEVERITY = {"on_track": "green", "at_risk": "orange", "over_budget": "red"}
 ANOMALIES_SHOWN = 5  # cost anomalies shown first (the largest deviations); the others in an expander
 TILE_CHARS = 8  # the longest value a headline tile shows whole in a row of six at 1366 px; longer is compact
 EXACT = "Exact figure: "  # a compact tile's help ends with its exact figure
+# a table of more cells keeps Streamlit's own number formats (LARGE_FORMATS): the Styler's text costs a
+# Python call per cell, and Streamlit refuses a Styler over pandas' styler.render.max_elements
+MAX_STYLED_CELLS = 100_000
+LARGE_FORMATS = {"fraction": "percent", "percent": "%.1f%%", "hours": "%.1f", "count": "localized"}
 # headers of raw column names no page labels itself
 HEADERS = {
     "gpu_id": "GPU",
@@ -183,6 +187,7 @@ def table(
     code as words); `styles`: a column's CSS per value (Styler.map)."""
     config: dict = {}
     formats = {}
+    styled = frame.size <= MAX_STYLED_CELLS
     for name in frame.columns:
         given = (column_config or {}).get(name)
         if given is None and name in (column_config or {}):  # the page hides this column
@@ -192,15 +197,25 @@ def table(
         entry["label"] = entry.get("label") or header(name)
         kind = _kind(name, entry, frame[name].dtype)
         if kind is not None:
-            formats[name] = _cell(kind, str(entry.get("type_config", {}).get("format") or ""))
-            if "type_config" in entry:  # the Styler's text is what the cell shows
-                entry["type_config"] = {k: v for k, v in entry["type_config"].items() if k != "format"}
+            spec = dict(entry.get("type_config") or {})
+            formats[name] = _cell(kind, str(spec.get("format") or ""))
+            if styled:  # the Styler's text is what the cell shows
+                spec.pop("format", None)
+            elif kind == "money" or kind in LARGE_FORMATS:
+                money_format = COLUMN_FORMATS.get(currency(), "localized")
+                spec.update(type="number", format=LARGE_FORMATS.get(kind, money_format))
+            if spec:
+                entry["type_config"] = spec
         config[name] = entry
-    styled = frame.style.format({**formats, **(cells or {})}, na_rep="–")
-    for name, style in (styles or {}).items():
-        styled = styled.map(style, subset=[name])
     kwargs.setdefault("hide_index", True)
-    st.dataframe(styled, column_config=config, **kwargs)
+    if not styled:  # Streamlit's own formats, text's missing values as –
+        text = [n for n in frame.columns if frame[n].dtype == object]
+        st.dataframe(frame.fillna(dict.fromkeys(text, "–")), column_config=config, **kwargs)
+        return
+    shown = frame.style.format({**formats, **(cells or {})}, na_rep="–")
+    for name, style in (styles or {}).items():
+        shown = shown.map(style, subset=[name])
+    st.dataframe(shown, column_config=config, **kwargs)
 
 
 def full_range(f: filters.Filters) -> bool:
