@@ -78,6 +78,8 @@ def test_every_table_reads_alike(home):
                     continue
                 label = entry.get("label") or ""
                 assert label and "_" not in label, (page, name, label)
+                # the browser draws a null as "None", whatever the Styler's text: none in the data
+                assert not element.value[name].isna().any(), (page, name)
                 values = [str(v) for v in cells[name] if str(v) != "–"]
                 assert not MISSING & set(values), (page, name, sorted(MISSING & set(values)))
                 if "%" in label or entry.get("type_config", {}).get("format") == "percent":

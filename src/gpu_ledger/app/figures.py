@@ -32,6 +32,7 @@ SEVERITY = {"on_track": "green", "at_risk": "orange", "over_budget": "red"}
 ANOMALIES_SHOWN = 5  # cost anomalies shown first (the largest deviations); the others in an expander
 TILE_CHARS = 8  # the longest value a headline tile shows whole in a row of six at 1366 px; longer is compact
 EXACT = "Exact figure: "  # a compact tile's help ends with its exact figure
+MISSING = "–"  # a missing value in a table
 # a table of more cells keeps Streamlit's own number formats (LARGE_FORMATS): the Styler's text costs a
 # Python call per cell, and Streamlit refuses a Styler over pandas' styler.render.max_elements
 MAX_STYLED_CELLS = 100_000
@@ -188,6 +189,7 @@ def table(
     config: dict = {}
     formats = {}
     styled = frame.size <= MAX_STYLED_CELLS
+    data = frame.copy()
     for name in frame.columns:
         given = (column_config or {}).get(name)
         if given is None and name in (column_config or {}):  # the page hides this column
@@ -198,8 +200,18 @@ def table(
         kind = _kind(name, entry, frame[name].dtype)
         if kind is not None:
             spec = dict(entry.get("type_config") or {})
-            formats[name] = _cell(kind, str(spec.get("format") or ""))
-            if styled:  # the Styler's text is what the cell shows
+            cell = (cells or {}).get(name) or _cell(kind, str(spec.get("format") or ""))
+            formats[name] = _keep_missing(cell)
+            missing = frame[name].isna()
+            if missing.any():  # the browser draws a null as "None", whatever the Styler says: – in the data
+                shown = (
+                    frame[name].astype(object)
+                    if styled
+                    else frame[name].map(formats[name], na_action="ignore")
+                )
+                data[name] = shown.where(~missing, MISSING)
+                spec = {"type": "text"} if kind != "text" else spec  # numbers and – sort as text
+            elif styled:  # the Styler's text is what the cell shows
                 spec.pop("format", None)
             elif kind == "money" or kind in LARGE_FORMATS:
                 money_format = COLUMN_FORMATS.get(currency(), "localized")
@@ -208,14 +220,18 @@ def table(
                 entry["type_config"] = spec
         config[name] = entry
     kwargs.setdefault("hide_index", True)
-    if not styled:  # Streamlit's own formats, text's missing values as –
-        text = [n for n in frame.columns if frame[n].dtype == object]
-        st.dataframe(frame.fillna(dict.fromkeys(text, "–")), column_config=config, **kwargs)
+    if not styled:  # Streamlit's own number formats
+        st.dataframe(data, column_config=config, **kwargs)
         return
-    shown = frame.style.format({**formats, **(cells or {})}, na_rep="–")
+    shown = data.style.format(formats, na_rep=MISSING)
     for name, style in (styles or {}).items():
         shown = shown.map(style, subset=[name])
     st.dataframe(shown, column_config=config, **kwargs)
+
+
+def _keep_missing(cell: Callable) -> Callable:
+    """A cell formatter that leaves the missing value's `–` as it is."""
+    return lambda value: value if isinstance(value, str) and value == MISSING else cell(value)
 
 
 def full_range(f: filters.Filters) -> bool:
