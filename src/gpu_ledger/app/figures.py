@@ -130,7 +130,8 @@ def header(name: str) -> str:
 
 def _kind(name: str, config, dtype) -> str | None:
     """How a table column's cells read: money, fraction (0.306 → 30.6%), percent (30.6 → 30.6%),
-    hours, count, number, time, date, text; None for a column Streamlit draws itself (a checkbox)."""
+    hours, count, number, time, text (a date as YYYY-MM-DD); None for a column Streamlit draws itself
+    (a checkbox)."""
     spec = config.get("type_config", {}) if isinstance(config, dict) else {}
     label = (config.get("label") if isinstance(config, dict) else config) or ""
     fmt = str(spec.get("format") or "")
@@ -154,7 +155,7 @@ def _kind(name: str, config, dtype) -> str | None:
 
 
 def _cell(kind: str, fmt: str):
-    """The formatter of a column of this kind (a missing value is `–`, Styler's na_rep)."""
+    """The formatter of a column of this kind (`table` writes a missing value as MISSING)."""
     digits = int(m.group(1)) if (m := re.search(r"%\.(\d)f", fmt)) else 2
 
     def time(value) -> str:
