@@ -123,3 +123,42 @@ def test_every_page_renders_in_chromium(server: str, tmp_path_factory):
         finally:
             browser.close()
     print(f"screenshots in {shots}")
+
+
+# a headline value whose text is wider than its tile (Streamlit cuts it with an ellipsis)
+CUT_TILES = """() => {
+    const out = [];
+    for (const value of document.querySelectorAll('[data-testid="stMetricValue"]')) {
+        for (const el of [value, ...value.querySelectorAll('*')]) {
+            if (el.scrollWidth > el.clientWidth + 1) {
+                out.push(value.innerText);
+                break;
+            }
+        }
+    }
+    return out;
+}"""
+
+
+@pytest.mark.parametrize("width", [1366, 1600])
+def test_no_headline_value_is_cut_at_common_laptop_widths(server: str, width: int):
+    """Issue 31: `$149,000…` on Budgets, Overview and Business at 1366 px and Budgets at 1600 px. Every
+    tile of every page shows its whole value (figures.tile: compact when the exact figure is long)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            for name in PAGES:
+                if name == "sql":
+                    continue  # no tiles
+                page.goto(f"{server}/{'' if name == 'overview' else name}", wait_until="domcontentloaded")
+                page.locator("[data-testid='stMetricValue']").first.wait_for(timeout=30_000)
+                page.wait_for_function(
+                    "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000
+                )
+                page.wait_for_timeout(800)
+                assert page.evaluate(CUT_TILES) == [], (width, name)
+        finally:
+            browser.close()

@@ -14,36 +14,11 @@ from gpu_ledger.app.data import RejectedQuery
 from gpu_ledger.app.filters import money, number
 from gpu_ledger.app.server import APP
 from gpu_ledger.read.warehouse import query
+from tests.app.apptest import PAGES, app, exact, metric, open_page
 
 pytestmark = pytest.mark.minutes(3)
 
-PAGES = sorted(path.stem for path in (APP.parent / "views").glob("*.py"))  # one per st.Page
-
-
-@pytest.fixture
-def home(warehouse: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("GPU_LEDGER_HOME", str(warehouse.parent))
-    return warehouse.parent
-
-
-def _app() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _open(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"views/{page}.py")
-    at.run()
-    assert not at.exception, (page, [e.value for e in at.exception])
-    return at
-
-
-def _metric(at: AppTest, label: str) -> str:
-    values = [m.value for m in at.metric if m.label == label]
-    assert values, (label, [m.label for m in at.metric])
-    return values[0]
+_app, _open, _exact, _metric = app, open_page, exact, metric
 
 
 def _delta(at: AppTest, label: str) -> str:
@@ -308,18 +283,19 @@ def test_data_health_shows_loads_freshness_and_validation_from_the_marts(home, w
         "from marts.fct_data_loads",
     ).row(0, named=True)
     assert loads["files"] > 0
-    assert _metric(at, "Files loaded") == f"{loads['files']:,}"
-    assert _metric(at, "Rows landed") == f"{int(loads['rows']):,}"
+    assert _metric(at, "Files in use") == f"{loads['files']:,}"
+    assert _metric(at, "Rows in use") == f"{int(loads['rows']):,}"
     assert _metric(at, "Rejected files") == "0" == str(loads["rejected"])
+    assert _metric(at, "NaN readings dropped") == "0"
     # per source: every format's files and rows as the mart counts them
-    shown = _frame_with(at, "format", "files_loaded", "rows_landed")
+    shown = _frame_with(at, "format", "files_in_use", "rows_in_use")
     expected = query(
         warehouse,
         "select format, count(*) as files, sum(rows_landed) as rows from marts.fct_data_loads "
         "where is_current group by format",
     )
     assert {r["format"]: (r["files"], r["rows"]) for r in expected.iter_rows(named=True)} == {
-        r.format: (r.files_loaded, r.rows_landed) for r in shown.itertuples() if r.files_loaded
+        r.format: (r.files_in_use, r.rows_in_use) for r in shown.itertuples() if r.files_in_use
     }
     assert not at.info or not any("Not loaded" in i.value for i in at.info)  # every source group loaded
     # freshness: newest telemetry sample and billed usage
@@ -372,7 +348,8 @@ def troubled_home(tmp_path_factory) -> Path:
         "Hostname": "node-a",
         "gpu": "0",
     }
-    values = [[1_790_000_000 + 30 * i, "5000" if i == 3 else "350.5"] for i in range(10)]
+    # a 5 kW sample (fails validation) and a NaN, no reading (dropped and counted)
+    values = [[1_790_000_000 + 30 * i, {3: "5000", 5: "NaN"}.get(i, "350.5")] for i in range(10)]
     (files / "power.json").write_text(
         json.dumps(
             {
@@ -400,6 +377,8 @@ def test_data_health_lists_rejected_files_failed_expectations_and_missing_source
     ).row(0, named=True)
     assert rejected["file_path"].endswith("notes.txt") and "not recognised" in rejected["error"]
     assert _metric(at, "Rejected files") == "1"
+    assert _metric(at, "NaN readings dropped") == "1"  # issue 31: counted, in the manifest
+    assert _scalar(warehouse, "select sum(nan_readings_dropped) from marts.fct_data_loads") == 1
     assert any("1 file rejected" in e.value for e in at.error), [e.value for e in at.error]
     shown = _frame_with(at, "file_path", "error")
     assert shown[["file_path", "error"]].values.tolist() == [[rejected["file_path"], rejected["error"]]]
@@ -653,7 +632,7 @@ def _expected(warehouse: Path, name: str, *, team: str | None, start: date | Non
 
 
 def _cards(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    return {m.label: _exact(m) for m in at.metric}
 
 
 @pytest.mark.parametrize("scope", ["whole range", "one team, four days"])
@@ -806,10 +785,11 @@ def test_business_shows_cost_and_energy_per_token_as_the_mart(home, warehouse):
         "sum(energy_kwh) * 3.6e6 / sum(input_tokens + output_tokens) "
         "from marts.fct_model_inference_daily where model = 'support-llm-8b'",
     ).row(0)
-    assert chat["cost_per_1m_output_tokens_busy"] == pytest.approx(float(want[0]), rel=1e-9)
-    assert chat["cost_per_1m_input_tokens_allocation"] == pytest.approx(float(want[1]), rel=1e-9)
-    assert chat["energy_j_per_token"] == pytest.approx(float(want[2]), rel=1e-9)
+    # a column with a missing value holds text (– where missing: the browser draws a null as None)
+    assert float(chat["cost_per_1m_output_tokens_busy"]) == pytest.approx(float(want[0]), rel=1e-9)
+    assert float(chat["cost_per_1m_input_tokens_allocation"]) == pytest.approx(float(want[1]), rel=1e-9)
+    assert float(chat["energy_j_per_token"]) == pytest.approx(float(want[2]), rel=1e-9)
     # prompt-only models have no output price
-    assert shown[shown["model"] == "ranker"]["cost_per_1m_output_tokens_busy"].isna().all()
+    assert (shown[shown["model"] == "ranker"]["cost_per_1m_output_tokens_busy"] == "–").all()
     at.selectbox(key="token_measure").set_value("energy_j_per_token").run()
     assert not at.exception, [e.value for e in at.exception]

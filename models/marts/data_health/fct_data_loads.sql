@@ -33,6 +33,7 @@ final as (
         -- numerics
         loads.size_bytes,
         coalesce(loads.rows_landed, 0) as rows_landed,
+        coalesce(loads.nan_readings_dropped, 0) as nan_readings_dropped,
         -- timestamps
         loads.loaded_at
     from loads

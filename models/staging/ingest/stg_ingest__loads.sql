@@ -18,6 +18,7 @@ renamed as (
         -- numerics
         size_bytes,
         rows as rows_landed,
+        nan_readings_dropped,
         -- timestamps
         loaded_at
     from source

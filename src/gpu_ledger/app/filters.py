@@ -99,7 +99,7 @@ class Filters:
         if self.start and self.end and "dates" in applies:
             text += f" ({self.start:%Y-%m-%d} to {self.end:%Y-%m-%d}, UTC)"
         if off:
-            text += ". Not applicable to this page's data: " + ", ".join(off)
+            text += ". Not applied to this page's figures: " + ", ".join(off)
         return text + "."
 
 
@@ -259,10 +259,10 @@ def money(value, digits: int = 2) -> str:
 
 
 def pct(value, digits: int = 1) -> str:
-    """A percentage given in percent points (42.0 → 42.0 %)."""
+    """A percentage given in percent points (30.58 → 30.6%), as every figure and table shows one."""
     if value is None or value != value:
         return "–"
-    return f"{float(value):,.{digits}f} %"
+    return f"{float(value):,.{digits}f}%"
 
 
 def number(value, digits: int = 1) -> str:

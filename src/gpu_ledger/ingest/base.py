@@ -38,6 +38,7 @@ class LoadContext:
     scope: str | None = None  # restatement scope, e.g. "aws/111122223333/2026-10"
     version: str | None = None  # orders deliveries of one scope; larger is newer
     notes: list[str] = field(default_factory=list)  # what the user should know about how it was read
+    nan_readings_dropped: int = 0  # telemetry samples whose value was NaN (no reading), not landed
 
     def land(self, table: str, frame: pl.DataFrame | duckdb.DuckDBPyRelation, *, count: bool = True) -> None:
         """Land `frame` as rows of raw.<table>, stamped with this load's id (they count once it commits)."""

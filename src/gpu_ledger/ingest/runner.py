@@ -334,6 +334,7 @@ def _commit(store: RawStore, prepared: Prepared, record: dict, options: Options)
             scope=ctx.scope,
             version=ctx.version,
             status="loaded",
+            nan_readings_dropped=ctx.nan_readings_dropped,
         )
         store.place_load(record["load_id"])
         con.commit()

@@ -50,13 +50,15 @@ create table if not exists {MANIFEST} (
     status varchar not null,
     error varchar,
     loaded_at timestamptz not null,
-    observed_at timestamptz
+    observed_at timestamptz,
+    nan_readings_dropped bigint
 )
 """
 # status: loaded | rejected | replaced (a newer load of the same file or scope took its place)
 #         | superseded (a newer delivery of its scope was already loaded)
 # sha256: of the file's bytes; UNREADABLE for a file (or folder) whose bytes could not be read
 # observed_at: for snapshot formats only (Format.observed_at), when the snapshot was taken
+# nan_readings_dropped: telemetry samples whose value was NaN (no reading), dropped rather than landed
 UNREADABLE = "unreadable"
 # tables kept inside landed.duckdb (rows are updated in place); every other landed table is Parquet
 DUCKDB_TABLES = ("ingest_manifest", "validation_results", "ingest_settings")
@@ -103,6 +105,7 @@ class RawStore:
         self.con.sql(MANIFEST_DDL)
         # stores created before snapshots had an observation time
         self.con.sql(f"alter table {MANIFEST} add column if not exists observed_at timestamptz")
+        self.con.sql(f"alter table {MANIFEST} add column if not exists nan_readings_dropped bigint")
         self._refuse_legacy()
         self._settle_files()
         self.refresh_views()

@@ -219,6 +219,7 @@ def land_series(
           and not (p.value >= {DCGM_BLANK_THRESHOLD} and not isinf(p.value) and not isnan(p.value))
     """)
     nan = con.execute("delete from _samples where isnan(value)").fetchall()[0][0]
+    ctx.nan_readings_dropped += nan
     if nan:
         ctx.note(f"{nan:,} {'sample' if nan == 1 else 'samples'} without a reading (NaN) dropped")
     _check(ctx, ordered=ordered)

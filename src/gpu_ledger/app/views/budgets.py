@@ -11,7 +11,6 @@ from gpu_ledger.app import data, figures, filters
 STATUS_COLOURS = {"on_track": "#2e7d32", "at_risk": "#ef6c00", "over_budget": "#c62828"}
 STATUS_BACKGROUNDS = {"on_track": "#e8f5e9", "at_risk": "#fff3e0", "over_budget": "#ffebee"}
 STATUS_LABELS = {"on_track": "on track", "at_risk": "at risk", "over_budget": "over budget"}
-MONEY = ["budget", "actual_to_date", "forecast_month_end"]
 HEADLINE = [
     "budget",
     "budget_actual",
@@ -20,6 +19,11 @@ HEADLINE = [
     "teams_over_budget",
     "teams_at_risk",
 ]
+MONTH_TO_DATE = (
+    "Budget figures are month to date, for the budget month chosen below, whatever the date range (which "
+    "only lists the months it overlaps). Figures: team budgets (a project's budget sits inside its "
+    "team's); the table lists both."
+)
 BUDGET_SKIP = ("projects",)  # the figures are team budgets; the project filter narrows the table
 
 
@@ -46,8 +50,9 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
     figures.caption(
         HEADLINE,
         f,
+        dates=False,
         skip=BUDGET_SKIP,
-        extra="Figures: team budgets (a project's budget sits inside its team's); the table lists both.",
+        extra=MONTH_TO_DATE,
     )
     months = _months(f)
     if not months:
@@ -159,18 +164,10 @@ if filters.require_warehouse() and filters.require_mart("fct_budget_status", "Bu
                     "projected_breach_date",
                 ]
             ]
-            styled = table.style.format(
-                {
-                    **{c: filters.money for c in MONEY},
-                    "pct_of_budget": filters.pct,
-                    "forecast_pct_of_budget": filters.pct,
-                    "status": lambda s: STATUS_LABELS.get(s, s),
-                },
-                na_rep="–",
-            ).map(_status_style, subset=["status"])
-            st.dataframe(
-                styled,
-                hide_index=True,
+            figures.table(
+                table,
+                cells={"status": lambda s: STATUS_LABELS.get(s, s)},
+                styles={"status": _status_style},
                 column_config={
                     "team": "Team",
                     "project": "Project",

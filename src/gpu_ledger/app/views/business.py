@@ -75,7 +75,7 @@ if filters.require_warehouse():
                     ),
                     tooltip=[
                         alt.Tooltip("project:N", title="Project"),
-                        alt.Tooltip("roi:Q", title="ROI", format=",.0%"),
+                        alt.Tooltip("roi:Q", title="ROI", format=",.1%"),
                         alt.Tooltip("business_value:Q", title=f"Value ({cur})", format=",.2f"),
                         alt.Tooltip("project_gpu_cost:Q", title=f"GPU cost ({cur})", format=",.2f"),
                     ],
@@ -108,7 +108,7 @@ if filters.require_warehouse():
                 ),
                 width="stretch",
             )
-            st.dataframe(
+            figures.table(
                 roi[["project", *BY_PROJECT]],
                 hide_index=True,
                 column_config={
@@ -138,7 +138,7 @@ if filters.require_warehouse():
                 order by inference_cost desc nulls last""",
             params,
         )
-        st.dataframe(
+        figures.table(
             units,
             hide_index=True,
             column_config={
@@ -172,7 +172,7 @@ if filters.require_warehouse():
         if per_model.empty:
             st.info("No inference server's token counters in this window.")
         else:
-            st.dataframe(
+            figures.table(
                 per_model,
                 hide_index=True,
                 column_config={

@@ -78,7 +78,7 @@ if filters.require_warehouse():
             group_by=["gpu_model"],
             order_by=["-provisioned_gpu_hours"],
         )
-        st.dataframe(
+        figures.table(
             by_model,
             hide_index=True,
             column_config={
@@ -90,9 +90,7 @@ if filters.require_warehouse():
                     "Allocated GPU-hours", format="localized"
                 ),
                 "fleet_busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours", format="localized"),
-                "fleet_utilisation": st.column_config.ProgressColumn(
-                    "Utilisation", format="percent", min_value=0, max_value=1
-                ),
+                "fleet_utilisation": st.column_config.NumberColumn("Utilisation", format="percent"),
                 "allocation_rate": st.column_config.NumberColumn("Allocated share", format="percent"),
             },
         )
@@ -156,14 +154,14 @@ if filters.require_warehouse():
                     alt.Tooltip("gpu_id:N", title="GPU"),
                     alt.Tooltip("holder:N", title="Holder"),
                     alt.Tooltip("sharing_mode:N", title="Held as"),
-                    alt.Tooltip("paid_gpu_hours:Q", title="GPU-hours paid for", format=",.2f"),
+                    alt.Tooltip("paid_gpu_hours:Q", title="GPU-hours paid for", format=",.1f"),
                     alt.Tooltip("cost:Q", title=f"Cost ({cur})", format=",.2f"),
                 ],
             )
             .configure_axisY(labelLimit=240),
             width="stretch",
         )
-        st.dataframe(
+        figures.table(
             holders[
                 [
                     "gpu",
@@ -187,8 +185,8 @@ if filters.require_warehouse():
                 "team": "Team",
                 "sharing_mode": "Held as",
                 "declared": st.column_config.NumberColumn("Declared share", format="percent"),
-                "paid_gpu_hours": st.column_config.NumberColumn("GPU-hours paid for", format="%.2f"),
-                "busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours", format="%.2f"),
+                "paid_gpu_hours": st.column_config.NumberColumn("GPU-hours paid for"),
+                "busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours"),
                 "cost": figures.money_column("Cost"),
                 "gpu_id": st.column_config.TextColumn("GPU (full id)"),
                 "consumer": st.column_config.TextColumn("Job key (full)"),

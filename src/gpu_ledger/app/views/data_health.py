@@ -15,10 +15,23 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import data, figures, filters
 from gpu_ledger.read.status import WITHOUT
 
 GROUPS = list(WITHOUT)  # billing, telemetry, scheduler, events, business
+IN_USE = (
+    "Files whose rows the warehouse holds now. Not what `gpu-ledger ingest` says it loaded: that counts "
+    "every file it landed, a billing delivery a newer one of the same period replaced included, so "
+    "ingest's loaded = files in use + loads replaced since (for one run into a new home)."
+)
+REPLACED = (
+    "Loads whose rows a newer load of the same file, or a newer billing delivery of the same period and "
+    "account, took the place of: landed then, no longer in use."
+)
+NAN = (
+    "Telemetry samples whose value was NaN, Prometheus's 'no reading' (a recording rule's 0/0, a vanished "
+    "series' staleness marker): dropped by `gpu-ledger ingest`, which names each file in a `note:` line."
+)
 
 
 def _rows_height(frame: pd.DataFrame) -> int:
@@ -44,21 +57,23 @@ def _age(newest, now: datetime) -> str:
     if hours < 24:
         return f"{hours:.1f} h"
     days, rest = divmod(round(hours), 24)
-    return f"{days:,} d {rest} h"
+    return f"{days:,} d {rest} h" if days < 10 else f"{days:,} d"  # short enough for a tile
 
 
 def _loads() -> None:
     st.subheader("What is loaded, per source")
     per_format = data.query(
         """select source_group, coalesce(format, '(not recognised)') as format,
-                  count(*) filter (where is_current) as files_loaded,
-                  coalesce(sum(rows_landed) filter (where is_current), 0)::bigint as rows_landed,
+                  count(*) filter (where is_current) as files_in_use,
+                  coalesce(sum(rows_landed) filter (where is_current), 0)::bigint as rows_in_use,
+                  coalesce(sum(nan_readings_dropped) filter (where is_current), 0)::bigint
+                    as nan_readings_dropped,
                   max(loaded_at) filter (where is_current) as last_loaded_at,
                   count(*) filter (where status = 'rejected' and is_latest_for_path) as rejected_files,
                   count(*) filter (where status in ('replaced', 'superseded')) as replaced_or_superseded
            from marts.fct_data_loads group by all order by source_group, format"""
     )
-    loaded_groups = set(per_format.loc[per_format["files_loaded"] > 0, "source_group"])
+    loaded_groups = set(per_format.loc[per_format["files_in_use"] > 0, "source_group"])
     missing = [g for g in GROUPS if g not in loaded_groups]
     if per_format.empty:
         st.info(
@@ -73,15 +88,16 @@ def _loads() -> None:
             + ". Ingest those files and build to fill these gaps.",
             icon=":material/inbox:",
         )
-    st.dataframe(
+    figures.table(
         per_format,
         hide_index=True,
         height=_rows_height(per_format),
         column_config={
             "source_group": st.column_config.TextColumn("Source group"),
             "format": st.column_config.TextColumn("Format"),
-            "files_loaded": st.column_config.NumberColumn("Files loaded", format="%d"),
-            "rows_landed": st.column_config.NumberColumn("Rows landed", format="localized"),
+            "files_in_use": st.column_config.NumberColumn("Files in use", format="%d"),
+            "rows_in_use": st.column_config.NumberColumn("Rows in use", format="%d"),
+            "nan_readings_dropped": st.column_config.NumberColumn("NaN readings dropped", format="%d"),
             "last_loaded_at": st.column_config.DatetimeColumn(
                 "Last load (UTC)", format="YYYY-MM-DD HH:mm", timezone="UTC"
             ),
@@ -104,7 +120,7 @@ def _loads() -> None:
             "fix each one as its error says and ingest it again.",
             icon=":material/error:",
         )
-        st.dataframe(
+        figures.table(
             rejected,
             hide_index=True,
             column_config={
@@ -187,7 +203,7 @@ def _freshness(now: datetime) -> None:
         )
     )
     st.altair_chart(chart, width="stretch")
-    st.dataframe(
+    figures.table(
         fresh.drop(columns=["label"]),
         hide_index=True,
         height=_rows_height(fresh),
@@ -208,7 +224,7 @@ def _freshness(now: datetime) -> None:
     )
 
 
-def _validation() -> None:
+def _validation(now: datetime) -> None:
     st.subheader("Validation: Great Expectations suites over the landed data")
     suites = data.query(
         """select suite, table_name, max(run_at) as run_at, count(*) as expectations,
@@ -229,7 +245,14 @@ def _validation() -> None:
     cols = st.columns(3)
     cols[0].metric("Suites passed", f"{len(suites) - failed_suites} of {len(suites)}")
     cols[1].metric("Failed expectations", f"{failed_expectations:,}")
-    cols[2].metric("Last validated (UTC)", _utc(suites["run_at"].max()))
+    last = suites["run_at"].max()
+    cols[2].metric(
+        "Since validation",
+        _age(last, now),
+        f"at {_utc(last)} UTC",
+        delta_color="off",
+        delta_arrow="off",
+    )
     if failed_expectations:
         st.error(
             f"{failed_expectations:,} expectation{'s' if failed_expectations != 1 else ''} failed in "
@@ -243,7 +266,7 @@ def _validation() -> None:
             icon=":material/verified:",
         )
     suites["result"] = suites["failed"].map(lambda n: "failed" if n else "passed")
-    st.dataframe(
+    figures.table(
         suites,
         hide_index=True,
         height=_rows_height(suites),
@@ -267,7 +290,7 @@ def _validation() -> None:
                from marts.fct_validation_results where is_latest_run and not is_success
                order by suite, expectation, checked_columns"""
         )
-        st.dataframe(
+        figures.table(
             failed,
             hide_index=True,
             column_config={
@@ -314,7 +337,7 @@ def _reconciliation() -> None:
         or c.endswith("allocated")
         or c.endswith("unallocated")
     }
-    st.dataframe(rec, hide_index=True, column_config=money)
+    figures.table(rec, hide_index=True, column_config=money)
 
 
 def _gpu_identity() -> None:
@@ -332,7 +355,7 @@ def _gpu_identity() -> None:
         "Add the row each action names to the seed and build again.",
         icon=":material/help:",
     )
-    st.dataframe(
+    figures.table(
         gaps,
         hide_index=True,
         column_config={
@@ -380,7 +403,7 @@ def _undeclared_sharing() -> None:
         "or the jobs' GPU requests.",
         icon=":material/call_split:",
     )
-    st.dataframe(
+    figures.table(
         gpus,
         hide_index=True,
         column_config={
@@ -408,19 +431,26 @@ if filters.require_warehouse():
     if filters.require_mart("fct_data_loads", "Ingest manifest"):
         totals = data.query(
             """select count(*) filter (where is_current) as files,
+                      count(*) filter (where status = 'replaced') as replaced,
                       coalesce(sum(rows_landed) filter (where is_current), 0)::bigint as rows_landed,
-                      count(*) filter (where status = 'rejected' and is_latest_for_path) as rejected
+                      count(*) filter (where status = 'rejected' and is_latest_for_path) as rejected,
+                      coalesce(sum(nan_readings_dropped) filter (where is_current), 0)::bigint as nan
                from marts.fct_data_loads"""
         ).iloc[0]
-        cols = st.columns(3)
-        cols[0].metric("Files loaded", f"{int(totals['files']):,}")
-        cols[1].metric("Rows landed", f"{int(totals['rows_landed']):,}")
-        cols[2].metric("Rejected files", f"{int(totals['rejected']):,}", help="Rejected, not loaded since.")
+        cols = st.columns(5)
+        for col, label, value, note in (
+            (cols[0], "Files in use", totals["files"], IN_USE),
+            (cols[1], "Loads replaced since", totals["replaced"], REPLACED),
+            (cols[2], "Rows in use", totals["rows_landed"], "Rows of the files in use."),
+            (cols[3], "Rejected files", totals["rejected"], "Rejected, not loaded since."),
+            (cols[4], "NaN readings dropped", totals["nan"], NAN),
+        ):
+            figures.tile(col, label, "count", int(value), help=note)
         _loads()
     if filters.require_mart("fct_data_freshness", "Source freshness"):
         _freshness(now)
     if filters.require_mart("fct_validation_results", "Validation results"):
-        _validation()
+        _validation(now)
     if filters.require_mart("fct_unknown_accelerators", "GPU identity"):
         _gpu_identity()
     _undeclared_sharing()

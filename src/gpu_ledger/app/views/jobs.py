@@ -77,7 +77,7 @@ if filters.require_warehouse():
             width="stretch",
         )
         st.subheader("Training runs")
-        st.dataframe(
+        figures.table(
             runs[
                 [
                     "true_cost",
@@ -121,7 +121,7 @@ if filters.require_warehouse():
                where j.run_key = ? order by j.attempt""",
             [run],
         )
-        st.dataframe(
+        figures.table(
             attempts,
             hide_index=True,
             column_config={
@@ -156,7 +156,7 @@ if filters.require_warehouse():
             order by cost desc nulls last""",
         params,
     )
-    st.dataframe(
+    figures.table(
         jobs,
         hide_index=True,
         column_config={

@@ -66,8 +66,10 @@ def budget_row(f: filters.Filters, columns) -> None:
         note=note,
     )
     st.caption(
-        f"Budgets: {month:%B %Y}, the teams with a budget only. So actual to date is not the GPU spend "
-        "above, which is the window's cost of every owner, teams without a budget and unallocated included."
+        f"Budgets: {month:%B %Y}, month to date (the latest budget month starting by the date range's end; "
+        "the date range does not narrow them), the teams with a budget only. So actual to date is not the "
+        "GPU spend above, which is the window's cost of every owner, teams without a budget and unallocated "
+        "included."
     )
 
 

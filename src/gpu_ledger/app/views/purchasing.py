@@ -86,7 +86,7 @@ def _recommendations(f: filters.Filters) -> None:
         )
     )
     st.altair_chart(chart, width="stretch")
-    st.dataframe(
+    figures.table(
         recs[
             [
                 "estimated_monthly_savings",
@@ -148,7 +148,7 @@ def _commitments(f: filters.Filters) -> None:
     )
     rows["commitment"] = rows["commitment_id"].map(lambda c: figures.short_id(str(c).rsplit("/", 1)[-1], 24))
     rows["commitment_type"] = rows["commitment_type"].str.replace("_", " ").str.capitalize()
-    st.dataframe(
+    figures.table(
         rows[
             [
                 "utilisation",
@@ -167,9 +167,7 @@ def _commitments(f: filters.Filters) -> None:
         ],
         hide_index=True,
         column_config={
-            "utilisation": st.column_config.ProgressColumn(
-                "Utilisation", format="percent", min_value=0, max_value=1
-            ),
+            "utilisation": st.column_config.NumberColumn("Utilisation", format="percent"),
             "unused_cost": figures.money_column("Unused"),
             "purchased_cost": figures.money_column("Purchased"),
             "used_cost": figures.money_column("Used"),
@@ -232,7 +230,7 @@ if filters.require_warehouse():
             from marts.fct_spot_interruptions where {swhere} order by warning_at""",
         sparams,
     )
-    st.dataframe(
+    figures.table(
         spot,
         hide_index=True,
         column_config={

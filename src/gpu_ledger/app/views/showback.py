@@ -77,7 +77,7 @@ if filters.require_warehouse():
             )
         )
         st.altair_chart(chart, width="stretch")
-        st.dataframe(
+        figures.table(
             grouped[
                 [by, "gpu_spend", "share", "idle_cost", "gpu_hours", "busy_gpu_hours", "gpu_utilisation"]
             ],
@@ -85,7 +85,7 @@ if filters.require_warehouse():
             column_config={
                 by: by_label,
                 "gpu_spend": figures.money_column("GPU spend"),
-                "share": st.column_config.ProgressColumn("Share", format="percent", min_value=0, max_value=1),
+                "share": st.column_config.NumberColumn("Share", format="percent"),
                 "idle_cost": figures.money_column("Idle cost"),
                 "gpu_hours": st.column_config.NumberColumn("GPU-hours held", format="localized"),
                 "busy_gpu_hours": st.column_config.NumberColumn("Busy GPU-hours", format="localized"),
@@ -129,7 +129,7 @@ if filters.require_warehouse():
             f"{len(jobs):,} job attempts, {figures.money(jobs['cost'].sum())} of job cost "
             "(idle and unallocated GPU time is not a job's)."
         )
-        st.dataframe(
+        figures.table(
             jobs,
             hide_index=True,
             column_config={

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from gpu_ledger.app import data, figures, filters
@@ -56,7 +57,7 @@ if filters.require_warehouse():
                 [mart],
             )
             columns["description"] = columns["column_name"].map(doc.get("columns", {})).fillna("")
-            st.dataframe(columns, hide_index=True, height=420)
+            figures.table(columns, {"column_name": "Column", "data_type": "Type"}, height=420)
             if not docs:
                 st.caption("No dbt manifest found under the home: column descriptions are not shown.")
         site = data.home().root / DOCS
@@ -72,17 +73,18 @@ if filters.require_warehouse():
             st.caption(f"Written by `gpu-ledger build` to `{site}`; open it in a browser.")
     with st.expander("Metrics: the semantic layer's definitions (`gpu-ledger metrics list`)"):
         sem = metrics.layer()
-        st.dataframe(
-            [
-                {
-                    "metric": m.name,
-                    "label": m.label,
-                    "unit": metrics.unit_label(m.unit),
-                    "description": m.description,
-                }
-                for m in sem.metrics.values()
-            ],
-            hide_index=True,
+        figures.table(
+            pd.DataFrame(
+                [
+                    {
+                        "metric": m.name,
+                        "label": m.label,
+                        "unit": metrics.unit_label(m.unit),
+                        "description": m.description,
+                    }
+                    for m in sem.metrics.values()
+                ]
+            )
         )
         st.caption(
             "Query them with `gpu-ledger metrics query --metrics gpu_spend --group-by team`, or with "

@@ -83,7 +83,7 @@ if filters.require_warehouse():
     )
     idle["cause"] = idle["cause"].map(CAUSES).fillna(idle["cause"])
     idle["gpu"] = idle["gpu_id"].map(figures.short_id)
-    st.dataframe(
+    figures.table(
         idle[
             [
                 "cost_per_day",
@@ -125,7 +125,7 @@ if filters.require_warehouse():
         },
     )
 
-    st.subheader(f"Low-utilisation jobs (average below {LOW_UTIL_PCT:.0f} %)")
+    st.subheader(f"Low-utilisation jobs (average below {filters.pct(LOW_UTIL_PCT)})")
     jwhere, jparams = f.where(
         time="started_at",
         time_end="ended_at",
@@ -147,7 +147,7 @@ if filters.require_warehouse():
         st, "idle_cost_within_jobs", figures.values(["idle_cost_within_jobs"], f)["idle_cost_within_jobs"]
     )
     low["job"] = low["job_key"].map(figures.short_id)
-    st.dataframe(
+    figures.table(
         low[
             [
                 "idle_cost_within_job",
@@ -183,15 +183,19 @@ if filters.require_warehouse():
     unmon = figures.values(["amortised_gpu_cost"], f, values={"is_monitored": [False]})["amortised_gpu_cost"]
     unalloc = figures.values(["gpu_spend"], f, values={"team": ["unallocated"]})["gpu_spend"]
     cols = st.columns(2)
-    cols[0].metric(
+    figures.tile(
+        cols[0],
         "Unmonitored GPU cost",
-        figures.money(unmon or 0),
+        "currency",
+        unmon or 0,
         help="Billed GPUs with no telemetry: their cost is kept, their use is unknown. Metric "
         "`amortised_gpu_cost` for is_monitored = false.",
     )
-    cols[1].metric(
+    figures.tile(
+        cols[1],
         "Unallocated GPU spend",
-        figures.money(unalloc or 0),
+        "currency",
+        unalloc or 0,
         help="GPU spend owned by the `unallocated` owner: job time and untagged machines that map to no team "
         "(fix the org map seed or the machines' tags). Metric `gpu_spend` for team = unallocated.",
     )
