@@ -27,10 +27,16 @@ class Advice:
     detail: str  # why, with the evidence and what it saves
 
 
-def job_advice(
-    warehouse: Path, job: dict, instance_types: list[str], instance_ids: list[str]
-) -> list[Advice]:
-    """Advice for one job attempt (a `fct_job_costs` row joined to its `dim_jobs` row)."""
+def job_advice(warehouse: Path, job: dict) -> list[Advice]:
+    """Advice for one job attempt (a `fct_job_costs` row joined to its `dim_jobs` row), best first."""
+    machines = query(
+        warehouse,
+        "select distinct g.instance_type, g.instance_id from marts.fct_gpu_hour_allocations as a"
+        " join marts.dim_gpus as g using (gpu_id) where a.job_key = ?",
+        [job["job_key"]],
+    )
+    instance_types = sorted(t for t in set(machines["instance_type"].to_list()) if t)
+    instance_ids = sorted(i for i in set(machines["instance_id"].to_list()) if i)
     found = []
     found += _cheaper_gpu(warehouse, job["job_key"])
     found += _fewer_gpus(job)

@@ -2,6 +2,7 @@
 
 Kept beside the business CSVs, one file for every owner:
 
+    timezone: Europe/Berlin        # the periods' days; default UTC
     smtp: {host: mail.example.com, port: 587, sender: gpu-ledger@example.com, starttls: true,
            username: gpu-ledger, password_env: GPU_LEDGER_SMTP_PASSWORD}
     owners:
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 
@@ -66,6 +68,7 @@ class Smtp:
 class Config:
     owners: tuple[Owner, ...]
     smtp: Smtp = field(default_factory=Smtp)
+    timezone: str = "UTC"
 
 
 def load_config(path: Path) -> Config:
@@ -80,8 +83,13 @@ def load_config(path: Path) -> Config:
     unknown = set(smtp) - set(Smtp.__dataclass_fields__)
     if unknown:
         raise ConfigError(f"{path}: smtp: unknown keys {sorted(unknown)}")
+    timezone = str(data.get("timezone") or "UTC")
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"{path}: timezone {timezone!r} is not an IANA time zone") from exc
     owners = tuple(_owner(path, str(name), spec or {}) for name, spec in data["owners"].items())
-    return Config(owners=owners, smtp=Smtp(**smtp))
+    return Config(owners=owners, smtp=Smtp(**smtp), timezone=timezone)
 
 
 def _owner(path: Path, name: str, spec: dict) -> Owner:

@@ -39,14 +39,24 @@ def job_report(home: Home, job: str, cluster: str | None = None) -> str:
     return "\n\n".join(_attempt(warehouse, row) for row in attempts.iter_rows(named=True)) + "\n"
 
 
+# a job attempt's dim_jobs row with its fct_job_costs figures: what the report and the advice read
+JOBS = (
+    "select j.*, c.gpu_hours, c.busy_gpu_hours, c.avg_gpu_util_pct, c.p95_gpu_util_pct,"
+    " c.max_fb_used_mib, c.energy_kwh, c.carbon_kg_co2e, c.cost, c.idle_cost_within_job"
+    " from marts.dim_jobs as j join marts.fct_job_costs as c using (job_key)"
+)
+
+
+def job_label(job: dict) -> str:
+    """A job as its scheduler names it: `namespace/name` for a pod, the job id for the others."""
+    return f"{job['namespace']}/{job['name']}" if job["scheduler"] == "kubernetes" else job["job_id"]
+
+
 def _find(warehouse: Path, job: str, cluster: str | None) -> pl.DataFrame:
     namespace, _, name = job.partition("/")
     return query(
         warehouse,
-        "select j.*, c.gpu_hours, c.busy_gpu_hours, c.avg_gpu_util_pct, c.p95_gpu_util_pct,"
-        " c.max_fb_used_mib, c.energy_kwh, c.carbon_kg_co2e, c.cost, c.idle_cost_within_job"
-        " from marts.dim_jobs as j join marts.fct_job_costs as c using (job_key)"
-        " where (j.job_key = ?"
+        JOBS + " where (j.job_key = ?"
         "    or (j.scheduler = 'slurm' and j.job_id = ?)"
         "    or (j.scheduler = 'kubernetes' and j.namespace = ? and j.name = ?))"
         "   and (? is null or j.cluster = ?)"
@@ -92,7 +102,7 @@ def _squeeze(values: list[float | None]) -> list[float | None]:
 
 def _attempt(warehouse: Path, job: dict) -> str:
     hours, gpus = _hours(warehouse, job["job_key"]), _gpus(warehouse, job["job_key"])
-    label = f"{job['namespace']}/{job['name']}" if job["scheduler"] == "kubernetes" else job["job_id"]
+    label = job_label(job)
     gpu_hours, busy = float(job["gpu_hours"] or 0), float(job["busy_gpu_hours"] or 0)
     share = job["mig_profile"] or (
         "whole GPU" if job["sharing_mode"] == "exclusive" else f"{job['gpu_share']:.2f} of each GPU"
@@ -127,12 +137,7 @@ def _attempt(warehouse: Path, job: dict) -> str:
         f"  Energy:     {float(job['energy_kwh'] or 0):,.2f} kWh"
         f" · {float(job['carbon_kg_co2e'] or 0):,.2f} kg CO2e",
     ]
-    advice = job_advice(
-        warehouse,
-        job,
-        sorted(t for t in set(gpus["instance_type"].to_list()) if t),
-        sorted(i for i in set(gpus["instance_id"].to_list()) if i),
-    )
+    advice = job_advice(warehouse, job)
     lines += ["", "  Advice:"] + (
         [f"    - {a.action}: {a.detail}" for a in advice]
         or ["    - none: the existing rules found nothing to change"]
