@@ -148,3 +148,53 @@ def test_dry_run_writes_every_message_and_sends_none(fleet_home: Path, smtp, web
     assert PERIOD in mail["Subject"]
     assert box.messages == [] and received == []
     assert not (fleet_home / "notify").exists()  # nothing recorded: the real run still sends all
+
+
+def test_a_day_in_another_time_zone_with_a_user_and_an_anomaly(fleet_home: Path, webhooks, tmp_path) -> None:
+    """A Berlin day is 22:00 to 22:00 UTC in October: the spend is summed over those hours, a user's
+    jobs in another team count, and the team's anomaly of that (UTC) day is in the digest."""
+    received, hooks = webhooks
+    path = tmp_path / "owners.yml"
+    path.write_text(
+        "timezone: Europe/Berlin\nowners:\n  search-lead:\n    teams: [search]\n    users: [pdubois]\n"
+        f"    webhooks: [{{kind: json, url: '{hooks}/json'}}, {{kind: slack, url: '{hooks}/slack'}}]\n"
+    )
+    warehouse = fleet_home / "warehouse.duckdb"
+    spend = query(
+        warehouse,
+        "select sum(cost) as spend from marts.fct_gpu_hour_allocations"
+        " where hour_start >= '2026-10-07 22:00:00+00' and hour_start < '2026-10-08 22:00:00+00'"
+        " and (team = 'search'"
+        "      or job_key in (select job_key from marts.dim_jobs where \"user\" = 'pdubois'))",
+    )["spend"][0]
+    anomaly = query(
+        warehouse,
+        "select * from marts.fct_team_cost_anomalies where team = 'search' and day = '2026-10-08'",
+    ).row(0, named=True)
+    assert anomaly["is_anomaly"], "the simulated fleet plants a spike for search on 2026-10-08"
+
+    summary = notify(Home(fleet_home), path, date(2026, 10, 8), date(2026, 10, 8))
+
+    assert (
+        summary.text().splitlines()[0]
+        == "notify 2026-10-08 (Europe/Berlin): 2 sent, 0 written, 0 already sent, 0 failed"
+    )
+    payloads = dict(received)
+    data = payloads["/json"]
+    assert data["period"] == {
+        "first_day": "2026-10-08",
+        "last_day": "2026-10-08",
+        "timezone": "Europe/Berlin",
+    }
+    assert Decimal(data["spend"]) == cents(spend)
+    assert data["anomalies"] == [
+        {
+            "day": "2026-10-08",
+            "team": "search",
+            "direction": anomaly["direction"],
+            "cost": str(cents(anomaly["cost"])),
+            "baseline_cost": str(cents(anomaly["baseline_cost"])),
+        }
+    ]
+    slack = str(payloads["/slack"])
+    assert "2026-10-08 (Europe/Berlin)" in slack and f"to {money(anomaly['cost'])}" in slack
