@@ -20,7 +20,7 @@ from gpu_ledger.home import Home
 from gpu_ledger.notify import channels, render
 from gpu_ledger.notify.config import Config, Owner, load_config
 from gpu_ledger.notify.digest import Digest, Period, digest
-from gpu_ledger.notify.state import SentLog
+from gpu_ledger.notify.state import sent_log
 
 
 @dataclass(frozen=True)
@@ -57,25 +57,30 @@ def notify(home: Home, config_path: Path, first: date, last: date, dry_run: Path
     time zone; the summary has one line per address and webhook."""
     config = load_config(config_path)
     period = Period(first, last, config.timezone)
-    sent = SentLog(home)
+    deliveries = [
+        (owner.name, *delivery)
+        for owner in config.owners
+        for delivery in _deliveries(config, owner, digest(home.warehouse, owner, period))
+    ]
     outcomes = []
-    for owner in config.owners:
-        report = digest(home.warehouse, owner, period)
-        for target, deliver, write in _deliveries(config, owner, report):
-            fact = f"digest|{owner.name}|{period.key}|{target}"
-            if dry_run is not None:
-                write(dry_run / _slug(owner.name))
-                outcomes.append(Outcome(owner.name, target, "written"))
-            elif fact in sent:
-                outcomes.append(Outcome(owner.name, target, "already_sent"))
-            else:
-                try:
-                    deliver()
-                except channels.DeliveryError as exc:
-                    outcomes.append(Outcome(owner.name, target, "failed", str(exc)))
-                    continue
-                sent.record(fact)
-                outcomes.append(Outcome(owner.name, target, "sent"))
+    if dry_run is not None:
+        for owner, target, _, write in deliveries:
+            write(dry_run / _slug(owner))
+            outcomes.append(Outcome(owner, target, "written"))
+        return Summary(period, tuple(outcomes))
+    with sent_log(home) as sent:
+        for owner, target, deliver, _ in deliveries:
+            fact = f"digest|{owner}|{period.key}|{target}"
+            if fact in sent:
+                outcomes.append(Outcome(owner, target, "already_sent"))
+                continue
+            try:
+                deliver()
+            except channels.DeliveryError as exc:
+                outcomes.append(Outcome(owner, target, "failed", str(exc)))
+                continue
+            sent.record(fact)
+            outcomes.append(Outcome(owner, target, "sent"))
     return Summary(period, tuple(outcomes))
 
 

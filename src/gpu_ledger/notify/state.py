@@ -3,13 +3,18 @@
 A fact is an owner's digest of a period to one address or webhook. The file is rewritten after each
 delivery, atomically (a temporary file beside it, flushed to disk, renamed over it), so a run killed
 at any moment leaves either the old or the new list: at most the message in flight is sent again.
+Two runs at once take turns (`sent_log` holds a lock on `sent.lock` beside it, which the kernel
+releases when a run dies): the second reads the list after the first has finished it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,3 +43,13 @@ class SentLog:
         except BaseException:
             Path(name).unlink(missing_ok=True)
             raise
+
+
+@contextmanager
+def sent_log(home: Home) -> Iterator[SentLog]:
+    """The home's sent log, read and written by this run alone until the block ends."""
+    folder = home.root / "notify"
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "sent.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process dies
+        yield SentLog(home)
