@@ -1,0 +1,6 @@
+"""Telling GPU owners what their GPUs cost and what to do (issue 32).
+
+`job_report.job_report` writes one job's priced efficiency report; `send.notify` sends each owner of
+`owners.yml` (`config`) a digest of a period (`digest`) by email and webhooks (`channels`), once per
+fact (`state`). Everything reads the published warehouse read-only.
+"""
