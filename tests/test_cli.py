@@ -38,6 +38,8 @@ CONTRACT_COMMANDS = (
     "status",
     "publish",
     "metrics",
+    "job",
+    "notify",
 )
 JOBS_CSV = "job_id,scheduler,submitted_at,gpus\nj-1,ray,2026-10-01T00:00:00Z,1\n"
 

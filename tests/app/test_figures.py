@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from gpu_ledger.app.figures import EXACT, TILE_CHARS, compact
-from gpu_ledger.app.filters import money
+from gpu_ledger.read.formats import money
 from gpu_ledger.read.warehouse import query
 from tests.app.apptest import PAGES, app, metric, open_page
 

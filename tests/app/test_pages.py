@@ -11,8 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gpu_ledger.app.data import RejectedQuery
-from gpu_ledger.app.filters import money, number
 from gpu_ledger.app.server import APP
+from gpu_ledger.read.formats import money, number
 from gpu_ledger.read.warehouse import query
 from tests.app.apptest import PAGES, app, exact, metric, open_page
 

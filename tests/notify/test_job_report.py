@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from gpu_ledger.cli import main
 from gpu_ledger.home import Home
 from gpu_ledger.notify.job_report import JobNotFound, job_report
-from gpu_ledger.notify.text import BARS, money
-from gpu_ledger.warehouse import query
+from gpu_ledger.notify.text import BARS
+from gpu_ledger.read.formats import money
+from gpu_ledger.read.warehouse import query
 
 pytestmark = pytest.mark.slow
 
@@ -83,3 +85,13 @@ def test_pod_report_with_rightsizing_advice(warehouse: Path) -> None:
 def test_unknown_job_names_what_was_looked_for(warehouse: Path) -> None:
     with pytest.raises(JobNotFound, match="no job '999999_9'.*on cluster nowhere"):
         job_report(Home(warehouse.parent), "999999_9", cluster="nowhere")
+
+
+def test_the_job_command_prints_the_report_or_one_line(warehouse: Path, capsys) -> None:
+    job = one(warehouse, "j.scheduler = 'slurm' and c.cost > 0")
+    home = ["--home", str(warehouse.parent)]
+    assert main([*home, "job", job["job_id"], "--cluster", job["cluster"]]) == 0
+    assert capsys.readouterr().out == job_report(Home(warehouse.parent), job["job_id"], job["cluster"]) + "\n"
+    assert main([*home, "job", "999999_9"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gpu-ledger job: no job '999999_9'") and err.count("\n") == 1, err

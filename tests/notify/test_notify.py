@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from gpu_ledger.cli import main
 from gpu_ledger.home import Home
 from gpu_ledger.notify.send import notify
-from gpu_ledger.notify.text import cents, money
-from gpu_ledger.warehouse import query
+from gpu_ledger.notify.text import cents
+from gpu_ledger.read.formats import money
+from gpu_ledger.read.warehouse import query
 
 from .conftest import REFUSED, free_port
 
@@ -198,3 +200,25 @@ def test_a_day_in_another_time_zone_with_a_user_and_an_anomaly(fleet_home: Path,
     ]
     slack = str(payloads["/slack"])
     assert "2026-10-08 (Europe/Berlin)" in slack and f"to {money(anomaly['cost'])}" in slack
+
+
+def test_the_notify_command_writes_the_dry_run_and_says_the_summary(
+    fleet_home: Path, smtp, webhooks, tmp_path, capsys
+):
+    """`gpu-ledger notify` is the function behind a command line: the same summary, exit 0; a config it
+    cannot use and a period backwards are one line, exit 2."""
+    _, port = smtp
+    _, hooks = webhooks
+    owners, folder = config(tmp_path, port, hooks), tmp_path / "out"
+    period = ["--from", FIRST.isoformat(), "--to", LAST.isoformat()]
+    home = ["--home", str(fleet_home)]
+    assert main([*home, "notify", "--config", str(owners), *period, "--dry-run", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"notify {PERIOD}: 0 sent, 6 written, 0 already sent, 0 failed"
+    assert len(list((folder / "vision-lead").iterdir())) == 6
+
+    (tmp_path / "bad.yml").write_text("owners: {x: {teams: [a], colour: red}}\n")
+    assert main([*home, "notify", "--config", str(tmp_path / "bad.yml"), *period]) == 2
+    assert main([*home, "notify", "--config", str(owners), "--from", "2026-10-09", "--to", "2026-10-01"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "bad.yml" in err[0] and "after --to" in err[1], err

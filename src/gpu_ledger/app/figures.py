@@ -17,7 +17,8 @@ import pandas as pd
 import streamlit as st
 
 from gpu_ledger.app import data, filters
-from gpu_ledger.read import metrics
+from gpu_ledger.read import formats, metrics
+from gpu_ledger.read.formats import in_currency
 
 # sidebar filter -> the dimension it narrows
 SIDEBAR_DIMENSIONS = {
@@ -56,7 +57,7 @@ def layer() -> metrics.SemanticLayer:
 currency = filters.currency
 
 
-money = filters.money
+money = formats.money
 
 
 def formatted(unit: str, value) -> str:
@@ -66,10 +67,10 @@ def formatted(unit: str, value) -> str:
     if unit.startswith("currency"):
         return money(value)
     if unit == "ratio":
-        return filters.pct(100 * float(value))
+        return formats.pct(100 * float(value))
     if unit == "count":
         return f"{int(round(float(value))):,}"
-    return filters.number(value)
+    return formats.number(value)
 
 
 def compact(unit: str, value) -> str:
@@ -82,8 +83,7 @@ def compact(unit: str, value) -> str:
     scaled, suffix = (number / 1e6, "M") if abs(number) >= 999_950 else (number / 1e3, "k")
     body = f"{abs(scaled):,.{2 if suffix == 'M' else 1}f}{suffix}"
     if unit.startswith("currency"):
-        code = currency()
-        body = f"{filters.SYMBOLS[code]}{body}" if code in filters.SYMBOLS else f"{body} {code}"
+        return in_currency(body, negative=number < 0)
     return f"-{body}" if number < 0 else body
 
 
@@ -164,11 +164,11 @@ def _cell(kind: str, fmt: str):
 
     return {
         "money": money,
-        "fraction": lambda v: filters.pct(100 * float(v)),
-        "percent": lambda v: filters.pct(float(v)),
-        "hours": lambda v: filters.number(v, 1),
+        "fraction": lambda v: formats.pct(100 * float(v)),
+        "percent": lambda v: formats.pct(float(v)),
+        "hours": lambda v: formats.number(v, 1),
         "count": lambda v: f"{int(v):,}",
-        "number": lambda v: filters.number(v, digits),
+        "number": lambda v: formats.number(v, digits),
         "time": time,
         "text": lambda v: f"{v:%Y-%m-%d}" if hasattr(v, "strftime") else str(v),
     }[kind]

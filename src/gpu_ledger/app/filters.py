@@ -239,36 +239,9 @@ def current() -> Filters:
 # --- page helpers ---------------------------------------------------------------------------------
 
 
-SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥", "INR": "₹"}
-
-
 def currency() -> str:
     """The reporting currency: the dbt var `reporting_currency` every mart's money is in."""
     return metrics.reporting_currency()
-
-
-def money(value, digits: int = 2) -> str:
-    """An amount in the reporting currency with thousands separators: $1,234.50, or 1,234.50 SEK."""
-    if value is None or value != value:  # None or NaN
-        return "–"
-    value = float(value)
-    code = currency()
-    body = f"{abs(value):,.{digits}f}"
-    text = f"{SYMBOLS[code]}{body}" if code in SYMBOLS else f"{body} {code}"
-    return f"-{text}" if value < 0 else text
-
-
-def pct(value, digits: int = 1) -> str:
-    """A percentage given in percent points (30.58 → 30.6%), as every figure and table shows one."""
-    if value is None or value != value:
-        return "–"
-    return f"{float(value):,.{digits}f}%"
-
-
-def number(value, digits: int = 1) -> str:
-    if value is None or value != value:
-        return "–"
-    return f"{float(value):,.{digits}f}"
 
 
 def require_warehouse() -> bool:

@@ -29,6 +29,7 @@ from gpu_ledger.cli import (
     export,
     ingest,
     metrics,
+    notify,
     publish,
     pull,
     simulate,
@@ -69,6 +70,8 @@ for command in (
     metrics.metrics_group,
     export.export_group,
     status.status_command,
+    notify.job_command,
+    notify.notify_command,
     app.app_command,
     demo.demo_command,
 ):

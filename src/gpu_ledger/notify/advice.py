@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_ledger.notify.text import money
-from gpu_ledger.warehouse import query
+from gpu_ledger.read.formats import money
+from gpu_ledger.read.warehouse import query
 
 MEMORY_HEADROOM = 0.2  # as the rightsizing rule's default (dbt var rightsizing_memory_headroom)
 
@@ -73,7 +73,7 @@ def _fewer_gpus(job: dict) -> list[Advice]:
     return [
         Advice(
             f"request {needed} GPU{'s' if needed > 1 else ''} instead of {gpus}",
-            f"its hourly utilisation was at most {p95:.0f} % of {gpus} GPUs 95 % of the time;"
+            f"its hourly utilisation was at most {p95:.0f}% of {gpus} GPUs 95% of the time;"
             f" this run would have cost {money(saving)} less",
         )
     ]

@@ -27,7 +27,7 @@ from gpu_ledger.notify.advice import job_advice
 from gpu_ledger.notify.config import Owner
 from gpu_ledger.notify.job_report import JOBS, job_label
 from gpu_ledger.notify.text import cents
-from gpu_ledger.warehouse import query
+from gpu_ledger.read.warehouse import query
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ import polars as pl
 
 from gpu_ledger.home import Home
 from gpu_ledger.notify.advice import job_advice
-from gpu_ledger.notify.text import money, pct, sparkline
-from gpu_ledger.warehouse import query
+from gpu_ledger.notify.text import sparkline
+from gpu_ledger.read.formats import money, pct
+from gpu_ledger.read.warehouse import query
 
 SPARK_WIDTH = 48  # characters of a sparkline: longer jobs average several hours per character
 
@@ -126,7 +127,7 @@ def _attempt(warehouse: Path, job: dict) -> str:
     util, memory = hours["util_pct"].to_list(), hours["memory_pct"].to_list()
     lines += [
         "",
-        "  Utilisation, hour by hour (▁ 0 % … █ 100 %):",
+        "  Utilisation, hour by hour (▁ 0% … █ 100%):",
         f"    GPU     |{sparkline(_squeeze(util))}|  mean {pct(job['avg_gpu_util_pct'])},"
         f" p95 {pct(job['p95_gpu_util_pct'])}",
         f"    memory  |{sparkline(_squeeze(memory))}|  peak {job['max_fb_used_mib'] or 0:,} MiB",

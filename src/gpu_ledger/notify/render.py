@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from html import escape
 
-from gpu_ledger.metrics import reporting_currency
 from gpu_ledger.notify.digest import Digest
-from gpu_ledger.notify.text import money, pct
+from gpu_ledger.read.formats import money, pct
+from gpu_ledger.read.metrics import reporting_currency
 
 
 def subject(d: Digest) -> str:

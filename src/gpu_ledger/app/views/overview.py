@@ -7,6 +7,7 @@ import altair as alt
 import streamlit as st
 
 from gpu_ledger.app import data, figures, filters
+from gpu_ledger.read import formats
 
 HEADLINE = ["gpu_spend", "cost_per_busy_gpu_hour", "gpu_utilisation", "idle_cost"]
 BUDGET = ["budget_actual", "budget_forecast", "teams_over_budget", "teams_at_risk"]
@@ -117,7 +118,7 @@ if filters.require_warehouse():
         st.altair_chart(chart, width="stretch")
         hours = figures.values(["gpu_hours", "busy_gpu_hours"], f)
         st.caption(
-            f"{filters.number(hours['gpu_hours'])} GPU-hours held, {filters.number(hours['busy_gpu_hours'])} "
+            f"{formats.number(hours['gpu_hours'])} GPU-hours held, {formats.number(hours['busy_gpu_hours'])} "
             f"busy GPU-hours (utilisation × time). Money in {cur}, amortised "
             "(commitments spread over their term)."
         )

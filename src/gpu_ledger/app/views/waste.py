@@ -7,6 +7,7 @@ import altair as alt
 import streamlit as st
 
 from gpu_ledger.app import data, figures, filters
+from gpu_ledger.read import formats
 
 LOW_UTIL_PCT = 20.0
 HEADLINE = ["idle_cost", "idle_period_cost", "open_idle_periods", "open_idle_monthly_saving"]
@@ -125,7 +126,7 @@ if filters.require_warehouse():
         },
     )
 
-    st.subheader(f"Low-utilisation jobs (average below {filters.pct(LOW_UTIL_PCT)})")
+    st.subheader(f"Low-utilisation jobs (average below {formats.pct(LOW_UTIL_PCT)})")
     jwhere, jparams = f.where(
         time="started_at",
         time_end="ended_at",
