@@ -250,8 +250,10 @@ def k8s_job(
     attempt: int = 1,
     mig_profile: str | None = None,
     labelled: bool = True,
+    sharing: dict | None = None,
 ) -> str:
-    """A pod on `inst`. `ended` None: still running at the window's end."""
+    """A pod on `inst`. `ended` None: still running at the window's end. `sharing`: how it shares its GPU
+    (gpu_sharing, gpu_sharing_count, gpu_share: see `simulator.model`)."""
     uid = b.pod_uid()
     team = PROJECTS[project] if project else UNALLOCATED
     state, exit_code = {
@@ -296,6 +298,7 @@ def k8s_job(
         exit_code=exit_code,
         gpus_allocated=gpus,
         mig_profile=mig_profile,
+        **(sharing or {}),
         gpu_model=inst.row["gpu_model"],
         hostnames=[inst.row["hostname"]],
         cpus=8 * max(gpus, 1),

@@ -1,12 +1,13 @@
-"""Pools whose GPUs several jobs share, each job charged its part: Slurm MIG slices (typed GRES) and
-Slurm shards or MPS shares of whole GPUs."""
+"""Pools whose GPUs several jobs share, each job charged its part: Slurm MIG slices (typed GRES), Slurm
+shards or MPS shares of whole GPUs, and Kubernetes nodes that share their GPU by time-slicing, MPS, HAMi,
+DRA or as an NVIDIA vGPU guest (fleet.SHARED_K8S_POOLS)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from gpu_ledger.simulator import catalogue
-from gpu_ledger.simulator.builder import HOUR, FleetBuilder, k8s_labels
+from gpu_ledger.simulator.builder import DAY, HOUR, FleetBuilder, Instance, k8s_job, k8s_labels
 from gpu_ledger.simulator.fleet import Pool
 from gpu_ledger.simulator.org import PROJECTS, SLURM_ACCOUNTS, TEAMS, UNALLOCATED
 
@@ -168,3 +169,127 @@ def slurm_shared(b: FleetBuilder, pool: Pool, nodes: int) -> None:
         if not pending:
             free[g, taken] = end
             b.allocate(key, uuid, None, start, end, "batch", level, int(share * 40_000), gpu_share=share)
+
+
+def time_slicing(b: FleetBuilder, pool: Pool, nodes: int) -> None:
+    """A node whose GPU NVIDIA's device plugin time-slices (`replicas` per GPU): three teams' serving
+    replicas run on it all window, taking turns on the GPU, a third each; one deployment is rolled out
+    every day at 03:00 (the old pod stops as the new one starts), so three pods always hold the GPU."""
+    inst = b.launch(pool, b.t0, None, "running")
+    uuid = inst.gpu_uuids[0]
+    holders = (
+        ("semantic-search", "search-serving", "search-embedder"),
+        ("ranking", "recsys-serving", "recsys-reranker"),
+    )
+    for project, namespace, name in holders:
+        key = _shared_pod(b, inst, project, namespace, name, b.t0, None, "inference", "time_slicing", 1 / 3)
+        b.allocate(key, uuid, None, b.t0, b.t1, "batch", float(b.rng.uniform(0.2, 0.5)), 6000, 1 / 3)
+    rollouts = [b.t0, *(day + 3 * HOUR for day in range(b.t0 + DAY, b.t1, DAY)), b.t1]
+    for start, end in zip(rollouts, rollouts[1:], strict=False):
+        ended = b.clip(end)
+        key = _shared_pod(
+            b, inst, "support-chatbot", "support-ai", "intent-classifier", start, ended, "inference",
+            "time_slicing", 1 / 3,
+        )  # fmt: skip
+        b.allocate(key, uuid, None, start, end, "batch", float(b.rng.uniform(0.2, 0.5)), 6000, 1 / 3)
+
+
+def device_plugin_mps(b: FleetBuilder, pool: Pool, nodes: int) -> None:
+    """A node whose GPU NVIDIA's device plugin shares through MPS with `replicas` per GPU: each pod that
+    asks for one `nvidia.com/gpu` gets 1/replicas of its compute and memory; batch pods wait for a free
+    replica, so the GPU is never over-filled and what no pod holds is idle."""
+    _packed_pods(b, pool, pool.replicas, (1,), "mps", ("ranking", "recsys-serving", "embed-batch"))
+
+
+def hami(b: FleetBuilder, pool: Pool, nodes: int) -> None:
+    """A node whose GPU HAMi shares: each pod asks for `nvidia.com/gpucores` and
+    `nvidia.com/gpumem-percentage` (20, 30 or 50 % of both) and HAMi's scheduler places it when that
+    much of the GPU is free; each pays its part, the rest is idle."""
+    _packed_pods(b, pool, 10, (2, 3, 5), "hami", ("support-chatbot", "support-ai", "rag-eval"))
+
+
+def dra(b: FleetBuilder, pool: Pool, nodes: int) -> None:
+    """A node whose GPU Kubernetes DRA gives out: one ResourceClaim with NVIDIA's driver's TimeSlicing
+    config, reserved for two training pods that take turns on its GPU all window, half each
+    (writers.kubernetes_claims writes the claim)."""
+    inst = b.launch(pool, b.t0, None, "running")
+    for project, namespace in (("image-seg", "vision-training"), ("detection", "vision-training")):
+        key = _shared_pod(
+            b, inst, project, namespace, f"{project}-dev", b.t0, None, "training", "time_slicing", 0.5
+        )
+        b.allocate(
+            key, inst.gpu_uuids[0], None, b.t0, b.t1, "batch", float(b.rng.uniform(0.3, 0.6)), 9000, 0.5
+        )
+
+
+def _packed_pods(
+    b: FleetBuilder, pool: Pool, units: int, sizes: tuple[int, ...], sharing: str, pod: tuple[str, str, str]
+) -> None:
+    """Batch pods that each hold `size` of the GPU's `units` and wait until that many are free."""
+    inst = b.launch(pool, b.t0, None, "running")
+    project, namespace, name = pod
+    free = np.full(units, b.t0, dtype=np.int64)  # per unit of the GPU: free from
+    t = b.t0
+    while True:
+        t += int(b.rng.exponential(HOUR))
+        size = int(b.rng.choice(sizes))
+        hours = min(float(b.rng.lognormal(np.log(2), 0.6)), 8.0)
+        failed = bool(b.rng.random() < 0.1)
+        taken = np.argsort(free, kind="stable")[:size]
+        start = max(t, int(free[taken].max())) + 5
+        if start >= b.t1:
+            break
+        end = start + max(60, int(hours * HOUR * (0.3 if failed else 1.0)))
+        share = size / units
+        key = _shared_pod(
+            b, inst, project, namespace, name, start, b.clip(end), "batch", sharing, share, t, failed
+        )
+        free[taken] = end
+        b.allocate(
+            key,
+            inst.gpu_uuids[0],
+            None,
+            start,
+            end,
+            "batch",
+            float(b.rng.uniform(0.3, 0.8)),
+            int(share * 20_000),
+            share,
+        )
+
+
+def _shared_pod(
+    b: FleetBuilder,
+    inst: Instance,
+    project: str,
+    namespace: str,
+    name: str,
+    started: int,
+    ended: int | None,
+    workload: str,
+    sharing: str,
+    share: float | None,
+    submitted: int | None = None,
+    failed: bool = False,
+) -> str:
+    """A pod holding part of `inst`'s GPU: `share` of it (None: all of it), shared as `sharing` says."""
+    return k8s_job(
+        b,
+        inst,
+        name=f"{name}-{b.suffix(10)}-{b.suffix()}" if workload == "inference" else f"{name}-{b.suffix()}",
+        namespace=namespace,
+        project=project,
+        user=None if workload == "inference" else str(b.rng.choice(TEAMS[PROJECTS[project]].users)),
+        workload=workload,
+        environment="production",
+        submitted=started if submitted is None else submitted,
+        started=started,
+        ended=ended,
+        end_reason="running" if ended is None else ("failed" if failed else "completed"),
+        gpus=1,
+        sharing={
+            "gpu_sharing": sharing,
+            "gpu_sharing_count": round(share * 100) if sharing == "hami" else None,
+            "gpu_share": share,
+        },
+    )

@@ -14,11 +14,18 @@ Times are integer Unix seconds here; `simulator.generate` turns them into UTC ti
 
 from __future__ import annotations
 
+from gpu_ledger.simulator import shared_pools
 from gpu_ledger.simulator.builder import DAY, HOUR, FleetBuilder, k8s_job
-from gpu_ledger.simulator.fleet import BURST_POOL, Pool, has_burst, pools_that_fit, size_pools
+from gpu_ledger.simulator.fleet import (
+    BURST_POOL,
+    SHARED_K8S_POOLS,
+    Pool,
+    has_burst,
+    pools_that_fit,
+    size_pools,
+)
 from gpu_ledger.simulator.model import SimulationConfig
 from gpu_ledger.simulator.org import HOME_PROJECT, NAMESPACES, PROJECTS, TEAMS
-from gpu_ledger.simulator.shared_pools import slurm_mig, slurm_shared
 from gpu_ledger.simulator.slurm_pools import slurm_cluster
 
 CHECKPOINT_EVERY_S = 45 * 60
@@ -386,8 +393,12 @@ ROLES = {
     "forgotten": forgotten,
     "slurm_training": slurm_cluster,
     "slurm_batch": slurm_cluster,
-    "slurm_mig": slurm_mig,
-    "slurm_shared": slurm_shared,
+    "slurm_mig": shared_pools.slurm_mig,
+    "slurm_shared": shared_pools.slurm_shared,
+    "time_slicing": shared_pools.time_slicing,
+    "device_plugin_mps": shared_pools.device_plugin_mps,
+    "hami": shared_pools.hami,
+    "dra": shared_pools.dra,
     "unplanned_burst": unplanned_burst,
 }
 
@@ -400,6 +411,8 @@ def build(config: SimulationConfig) -> FleetBuilder:
         ROLES[pool.role](builder, pool, sizes[pool.name])
     if has_burst(config.gpus):
         ROLES[BURST_POOL.role](builder, BURST_POOL, BURST_NODES)
+        for pool in SHARED_K8S_POOLS:
+            ROLES[pool.role](builder, pool, pool.min_nodes)
     return builder
 
 
