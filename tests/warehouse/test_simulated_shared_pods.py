@@ -2,10 +2,11 @@
 end: each pod says how it shared its GPU and costs what the simulator's ground truth (its part of the
 GPU it really held) says, to the cent.
 
-- time-slicing (NVIDIA's device plugin, 4 replicas): three serving pods always hold the GPU, a third each;
+- time-slicing (NVIDIA's device plugin, 4 replicas): three serving pods always hold the GPU, each pays
+  a third;
 - MPS (the device plugin's MPS sharing, 4 replicas): each pod declared a quarter, the rest is idle;
 - HAMi: each pod asked for 20, 30 or 50 % of the cores and memory, and pays that part;
-- DRA: two pods on one ResourceClaim that NVIDIA's driver time-slices, half each.
+- DRA: two pods on one ResourceClaim that NVIDIA's driver time-slices, each pays half.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ POOLS = {
     "g6-timeslice": ("time_slicing", r"^(search-embedder|recsys-reranker|intent-classifier)-", False),
     "g6-mps": ("mps", r"^embed-batch-", True),
     "g6-hami": ("hami", r"^rag-eval-", True),
-    "g6-dra": ("time_slicing", r"^(image-seg|detection)-dev-", False),
+    "g6-dra": ("time_slicing", r"^(image-seg|detection)-batch-", False),
 }
 
 

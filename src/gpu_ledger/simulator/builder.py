@@ -183,6 +183,7 @@ class FleetBuilder:
         level: float,
         fb_used_mib: int,
         gpu_share: float | None = None,
+        cost_share: float | None = None,
     ) -> None:
         self.allocations.append(
             {
@@ -195,6 +196,7 @@ class FleetBuilder:
                 "util_level": level,
                 "fb_used_mib": fb_used_mib,
                 "gpu_share": gpu_share,
+                "cost_share": cost_share,
             }
         )
 

@@ -118,6 +118,8 @@ ALLOCATIONS_SCHEMA = {
     "util_level": pl.Float64,  # behaviour's typical utilisation, 0..1
     "fb_used_mib": pl.Int64,  # steady framebuffer the workload holds
     "gpu_share": pl.Float64,  # the part of the GPU held (a shard or MPS share); null: the whole GPU or slice
+    "cost_share": pl.Float64,  # the part of the GPU-hour's cost it pays, where not gpu_share: 1/holders of a
+    # GPU a fixed set of pods time-slices (each holds it all, they take turns); null: gpu_share's
 }
 
 INSTANCE_HOURS_SCHEMA = {

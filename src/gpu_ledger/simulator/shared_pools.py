@@ -173,25 +173,25 @@ def slurm_shared(b: FleetBuilder, pool: Pool, nodes: int) -> None:
 
 def time_slicing(b: FleetBuilder, pool: Pool, nodes: int) -> None:
     """A node whose GPU NVIDIA's device plugin time-slices (`replicas` per GPU): three teams' serving
-    replicas run on it all window, taking turns on the GPU, a third each; one deployment is rolled out
-    every day at 03:00 (the old pod stops as the new one starts), so three pods always hold the GPU."""
+    replicas run on it all window, each holding the whole GPU and taking turns on it, so each pays a
+    third; one deployment is rolled out every day at 03:00 (the old pod stops as the new one starts),
+    so three pods always hold the GPU."""
     inst = b.launch(pool, b.t0, None, "running")
-    uuid = inst.gpu_uuids[0]
-    holders = (
-        ("semantic-search", "search-serving", "search-embedder"),
-        ("ranking", "recsys-serving", "recsys-reranker"),
-    )
-    for project, namespace, name in holders:
-        key = _shared_pod(b, inst, project, namespace, name, b.t0, None, "inference", "time_slicing", 1 / 3)
-        b.allocate(key, uuid, None, b.t0, b.t1, "batch", float(b.rng.uniform(0.2, 0.5)), 6000, 1 / 3)
+    holders = [
+        ("semantic-search", "search-serving", "search-embedder", b.t0, b.t1),
+        ("ranking", "recsys-serving", "recsys-reranker", b.t0, b.t1),
+    ]
     rollouts = [b.t0, *(day + 3 * HOUR for day in range(b.t0 + DAY, b.t1, DAY)), b.t1]
-    for start, end in zip(rollouts, rollouts[1:], strict=False):
-        ended = b.clip(end)
+    holders += [
+        ("support-chatbot", "support-ai", "intent-classifier", start, end)
+        for start, end in zip(rollouts, rollouts[1:], strict=False)
+    ]
+    for project, namespace, name, start, end in holders:
         key = _shared_pod(
-            b, inst, "support-chatbot", "support-ai", "intent-classifier", start, ended, "inference",
-            "time_slicing", 1 / 3,
-        )  # fmt: skip
-        b.allocate(key, uuid, None, start, end, "batch", float(b.rng.uniform(0.2, 0.5)), 6000, 1 / 3)
+            b, inst, project, namespace, name, start, b.clip(end), "inference", "time_slicing", None
+        )
+        level = float(b.rng.uniform(0.2, 0.5))
+        b.allocate(key, inst.gpu_uuids[0], None, start, end, "batch", level, 6000, cost_share=1 / 3)
 
 
 def device_plugin_mps(b: FleetBuilder, pool: Pool, nodes: int) -> None:
@@ -210,16 +210,15 @@ def hami(b: FleetBuilder, pool: Pool, nodes: int) -> None:
 
 def dra(b: FleetBuilder, pool: Pool, nodes: int) -> None:
     """A node whose GPU Kubernetes DRA gives out: one ResourceClaim with NVIDIA's driver's TimeSlicing
-    config, reserved for two training pods that take turns on its GPU all window, half each
-    (writers.kubernetes_claims writes the claim)."""
+    config, reserved for two batch pods that each hold its GPU all window and take turns on it, half
+    each (writers.kubernetes_sharing writes the claim)."""
     inst = b.launch(pool, b.t0, None, "running")
     for project, namespace in (("image-seg", "vision-training"), ("detection", "vision-training")):
         key = _shared_pod(
-            b, inst, project, namespace, f"{project}-dev", b.t0, None, "training", "time_slicing", 0.5
+            b, inst, project, namespace, f"{project}-batch", b.t0, None, "batch", "time_slicing", None
         )
-        b.allocate(
-            key, inst.gpu_uuids[0], None, b.t0, b.t1, "batch", float(b.rng.uniform(0.3, 0.6)), 9000, 0.5
-        )
+        level = float(b.rng.uniform(0.3, 0.6))
+        b.allocate(key, inst.gpu_uuids[0], None, b.t0, b.t1, "batch", level, 9000, cost_share=0.5)
 
 
 def _packed_pods(
@@ -272,7 +271,7 @@ def _shared_pod(
     submitted: int | None = None,
     failed: bool = False,
 ) -> str:
-    """A pod holding part of `inst`'s GPU: `share` of it (None: all of it), shared as `sharing` says."""
+    """A pod sharing `inst`'s GPU as `sharing` says, holding `share` of it (None: all of it, in turns)."""
     return k8s_job(
         b,
         inst,
