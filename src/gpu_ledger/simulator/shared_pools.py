@@ -230,7 +230,7 @@ def _packed_pods(
     free = np.full(units, b.t0, dtype=np.int64)  # per unit of the GPU: free from
     t = b.t0
     while True:
-        t += int(b.rng.exponential(HOUR))
+        t += int(b.rng.exponential(2 * HOUR))
         size = int(b.rng.choice(sizes))
         hours = min(float(b.rng.lognormal(np.log(2), 0.6)), 8.0)
         failed = bool(b.rng.random() < 0.1)
