@@ -334,7 +334,9 @@ def test_the_simulated_slurm_shard_and_mps_jobs_pay_their_part_to_the_cent(sim: 
     several at once on each, on servers that run no DCGM. Nothing says which GPU a job held, so each
     job's part is spread over its server's GPUs, which cost the same: each job costs what the ground
     truth (its part of the GPU it really held) says, to the cent, with its sharing mode and part."""
-    truth = _truth_jobs(sim).filter(pl.col("gpu_sharing").is_not_null() & (pl.col("gpu_seconds") > 0))
+    truth = _truth_jobs(sim).filter(
+        (pl.col("scheduler") == "slurm") & pl.col("gpu_sharing").is_not_null() & (pl.col("gpu_seconds") > 0)
+    )
     assert set(truth["gpu_sharing"]) == {"shard", "mps"}, "the simulated fleet has no shared Slurm pool"
     assert truth.height >= 50
     ours = pl.DataFrame(

@@ -115,7 +115,12 @@ pod_jobs as (
             when host_gpu_models.is_vgpu then 'vgpu'
             else 'exclusive'
         end as sharing_mode,
-        cast(coalesce(pods.hami_gpu_cores_pct, pod_claims.mps_active_thread_pct) as double) as declared_compute_pct,
+        -- an MPS client of the device plugin may use 1/replicas of its GPU (NVIDIA's MPS sharing)
+        cast(coalesce(
+            pods.hami_gpu_cores_pct,
+            pod_claims.mps_active_thread_pct,
+            case when pod_nodes.gpu_sharing_strategy = 'mps' then 100.0 / nullif(pod_nodes.gpu_replicas, 0) end
+        ) as double) as declared_compute_pct,
         pods.hami_gpu_memory_pct as declared_memory_pct,
         pods.hami_gpu_memory_mib as declared_memory_mib,
         pods.state,

@@ -13,9 +13,10 @@
     - gpu_share: the share of each GPU it holds that the attempt is charged for when it holds the GPU
       alone: a MIG slice's g/7 of its GPU; what it declared it may use of each GPU (HAMi: the largest
       of its compute percent, memory percent and memory MiB over its GPU model's memory; a Slurm
-      job's shards or MPS share; at most 1); else 1 (pods that time-slice or share a GPU through MPS
-      split it by the time each held it: int_attribution__allocations). is_share_declared: the share
-      is a MIG slice's or a declared one, not the 1 of an attempt that declared nothing.
+      job's shards or MPS share; a pod of the device plugin's MPS sharing, 1/replicas; at most 1); else
+      1 (pods that time-slice a GPU split it by the time each held it: int_attribution__allocations).
+      is_share_declared: the share is a MIG slice's or a declared one, not the 1 of an attempt that
+      declared nothing.
 #}
 with attempts as (
     select * from {{ ref('int_workloads__attempts') }}

@@ -4,7 +4,7 @@
     incarnation (cluster, node name, node uid) that had joined by then, the latest such, else the
     earliest (a pod that started before any snapshot of its node). Its cloud instance, type, zone, GPU
     product and count, how the device plugin shares its GPUs (`nvidia.com/gpu.sharing-strategy`: none,
-    time-slicing, mps), and its capacity type: the node labels' (spot, on_demand), or reserved when
+    time-slicing, mps; `nvidia.com/gpu.replicas`: pods per GPU), and its capacity type: the node labels' (spot, on_demand), or reserved when
     the instance's bill shows a reservation covering it (node labels cannot say so).
 #}
 with pods as (
@@ -33,7 +33,8 @@ node_incarnations as (
         max(capacity_type) as capacity_type,
         max(gpu_product) as gpu_product,
         max(gpu_count) as gpu_count,
-        max(gpu_sharing_strategy) as gpu_sharing_strategy
+        max(gpu_sharing_strategy) as gpu_sharing_strategy,
+        max(gpu_replicas) as gpu_replicas
     from nodes
     group by 1, 2, 3
 ),
@@ -48,6 +49,7 @@ pod_node_candidates as (
         node_incarnations.gpu_product,
         node_incarnations.gpu_count,
         node_incarnations.gpu_sharing_strategy,
+        node_incarnations.gpu_replicas,
         row_number() over (
             partition by pods.job_key
             order by
@@ -81,7 +83,8 @@ final as (
         pod_node_candidates.gpu_product,
         pod_node_candidates.gpu_sharing_strategy,
         -- numerics
-        pod_node_candidates.gpu_count
+        pod_node_candidates.gpu_count,
+        pod_node_candidates.gpu_replicas
     from pod_node_candidates
     left join reserved_instances
         on lower(pod_node_candidates.instance_id) = reserved_instances.instance_key

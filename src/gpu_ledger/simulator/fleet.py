@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpu_ledger.simulator import catalogue
-from gpu_ledger.simulator.org import AWS_PROD, AWS_RESEARCH, AZURE_PROD, ONPREM, Account
+from gpu_ledger.simulator.org import AWS_PROD, AWS_RESEARCH, AZURE_PROD, ONPREM, PROJECTS, Account
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,10 @@ class Pool:
     tag_environment: str | None
     monitored: bool = True
     mig_layout: tuple[str, ...] | None = None  # MIG profiles per GPU, for MIG pools
+    # how Kubernetes shares each GPU: time-slicing or mps (NVIDIA's device plugin, `replicas` pods per GPU),
+    # hami (HAMi's scheduler), dra (DRA ResourceClaims); None: a pod holds whole GPUs
+    gpu_sharing: str | None = None
+    replicas: int = 1
 
     @property
     def gpu_count(self) -> int:
@@ -321,6 +325,33 @@ BURST_POOL = Pool(
     "semantic-search",
     "production",
 )
+
+
+def _shared_node(name: str, role: str, sharing: str | None, project: str, **extra) -> Pool:
+    """One single-GPU node whose GPU several pods share (a full fleet's `SHARED_K8S_POOLS`)."""
+    return Pool(
+        name, AWS_PROD, "us-east-1", USE1, EKS, "kubernetes", "g6.xlarge", role, 0.0, 1, "on_demand",
+        PROJECTS[project], project, "production", monitored=False, gpu_sharing=sharing, **extra,
+    )  # fmt: skip
+
+
+# Kubernetes nodes whose one GPU several pods share, each pod charged its part (simulator.shared_pools):
+# the NVIDIA device plugin's time-slicing (4 replicas) and MPS (4 replicas: each pod declared a quarter),
+# HAMi (pods ask for gpucores and gpumem-percentage) and DRA (one ResourceClaim that two pods time-slice).
+# They run no DCGM (dcgm-exporter would copy one device's values to every pod sharing it). Not in POOLS:
+# a full fleet (every story of POOLS) adds them after everything else, so they take no share of it and
+# the pools before them draw the same random numbers.
+SHARED_K8S_POOLS: tuple[Pool, ...] = (
+    _shared_node("g6-timeslice", "time_slicing", "time-slicing", "semantic-search", replicas=4),
+    _shared_node("g6-mps", "device_plugin_mps", "mps", "ranking", replicas=4),
+    _shared_node("g6-hami", "hami", "hami", "support-chatbot"),
+    _shared_node("g6-dra", "dra", "dra", "image-seg"),
+)
+
+
+def pool_named(name: str) -> Pool | None:
+    """The pool of that name, in POOLS or the full fleet's extra pools."""
+    return next((p for p in (*POOLS, BURST_POOL, *SHARED_K8S_POOLS) if p.name == name), None)
 
 
 def minimum_gpus() -> int:

@@ -42,8 +42,11 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   unknown model (`<instance_id>:0`); the simulated ones hold one GPU, so the GPU-hours match.
 - Attribution (interface §5): within a GPU-hour, a consumer's cost is the GPU-hour's cost x share x
   allocated seconds / seconds the instance ran in that hour; share is 1 for a whole GPU, g/7 for
-  a MIG slice, and the part of its GPU a Slurm job's shards (of 8) or MPS share (of 100) are. Whatever
-  is left of the GPU-hour is idle (jobs that share a GPU never hold more than it together).
+  a MIG slice, the part of its GPU a Slurm job's shards (of 8) or MPS share (of 100) are, and a shared
+  pod's part (simulator.shared_pools: 1/replicas under MPS, its HAMi request, 1/holders of a GPU that
+  a fixed set of pods time-slices: each holds the whole GPU, `gpu_seconds`, and pays a 1/holders
+  `cost_share`). Whatever is left of the GPU-hour is idle (jobs that share a GPU
+  never hold more than it together).
   `gpu_seconds` = allocated seconds x share. The shared Slurm servers run no DCGM, so the warehouse
   cannot know which GPU a job held and spreads its part over the server's GPUs; they cost the same
   (no energy is measured), so each job's cost matches the GPU it really held.
@@ -251,12 +254,15 @@ def allocation_hours(fleet: Fleet, gpu_cost: pl.DataFrame) -> pl.DataFrame:
         .with_columns(
             (
                 pl.col("effective_cost")
-                * pl.col("share")
+                * pl.coalesce("cost_share", "share")
                 * pl.col("allocated_seconds")
                 / pl.col("usage_seconds")
             ).alias("cost"),
             (
-                pl.col("energy_kwh") * pl.col("share") * pl.col("allocated_seconds") / pl.col("usage_seconds")
+                pl.col("energy_kwh")
+                * pl.coalesce("cost_share", "share")
+                * pl.col("allocated_seconds")
+                / pl.col("usage_seconds")
             ).alias("energy_kwh"),
             (pl.col("allocated_seconds") * pl.col("share")).alias("gpu_seconds"),
         )

@@ -95,9 +95,11 @@ JOBS_SCHEMA = {
     "exit_code": pl.Utf8,  # Slurm "0:0" style; Kubernetes container exit code as text
     "gpus_allocated": pl.Int32,  # whole GPUs, or 1 for a MIG slice
     "mig_profile": pl.Utf8,  # null unless the job holds a MIG slice
-    "gpu_sharing": pl.Utf8,  # shard | mps: it holds part of one GPU (Slurm gres/shard, gres/mps); else null
-    "gpu_sharing_count": pl.Int32,  # the shards or MPS share it asked for (gres/shard=2, gres/mps=50)
-    "gpu_share": pl.Float64,  # that part of its GPU: shards / 8, MPS / 100; null for a whole GPU or slice
+    # how it holds part of one GPU: shard | mps (Slurm gres/shard, gres/mps; a pod under the device plugin's
+    # MPS), hami, time_slicing (the device plugin's, or a DRA claim's); else null
+    "gpu_sharing": pl.Utf8,
+    "gpu_sharing_count": pl.Int32,  # the shards, MPS share or HAMi percent it asked for (gres/shard=2)
+    "gpu_share": pl.Float64,  # that part of its GPU (shards / 8, MPS / 100, ...); null: a whole GPU or slice
     "gpu_model": pl.Utf8,
     "hostnames": pl.List(pl.Utf8),  # nodes the attempt ran on
     "time_limit_min": pl.Int32,
@@ -116,6 +118,8 @@ ALLOCATIONS_SCHEMA = {
     "util_level": pl.Float64,  # behaviour's typical utilisation, 0..1
     "fb_used_mib": pl.Int64,  # steady framebuffer the workload holds
     "gpu_share": pl.Float64,  # the part of the GPU held (a shard or MPS share); null: the whole GPU or slice
+    "cost_share": pl.Float64,  # the part of the GPU-hour's cost it pays, where not gpu_share: 1/holders of a
+    # GPU a fixed set of pods time-slices (each holds it all, they take turns); null: gpu_share's
 }
 
 INSTANCE_HOURS_SCHEMA = {

@@ -53,6 +53,7 @@ import polars as pl
 
 from gpu_ledger.project import SEEDS_DIR
 from gpu_ledger.simulator.model import Fleet
+from gpu_ledger.simulator.writers import kubernetes_sharing as sharing
 
 POD_SNAPSHOT_EVERY = timedelta(hours=6)
 TERMINATED_POD_TTL = timedelta(hours=12)
@@ -246,7 +247,8 @@ class _PodRenderer:
             resources[f"nvidia.com/mig-{job['mig_profile']}"] = "1"
         elif gpus:
             resources["nvidia.com/gpu"] = str(gpus)
-        self.resources = resources
+        self.resources = sharing.pod_resources(job, resources)
+        self.claim = sharing.claim_name(job)
         self.labels = {lab["key"]: lab["value"] for lab in job["labels"] or [] if lab.get("key")}
         self.restart_policy = "Always" if wclass == "inference" else "Never"
 
@@ -270,6 +272,9 @@ class _PodRenderer:
             "terminationGracePeriodSeconds": 30,
             "tolerations": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}],
         }
+        if self.claim:
+            spec["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": self.claim}]
         last_change = submitted if pending else (ended if terminal else started)
         metadata: dict = {
             "creationTimestamp": k8s_time(submitted),
@@ -521,6 +526,7 @@ class _NodeRenderer:
             labels["topology.kubernetes.io/zone"] = inst["availability_zone"]
         labels.update(_capacity_labels(inst, flavour))
         labels.update(_gfd_labels(inst, gpus, cat))
+        labels.update(sharing.node_labels(inst, labels))
         self.labels = labels
 
         vcpus = cat.vcpus.get(itype, 12 * max(1, int(inst["gpu_count"] or 1)))
@@ -535,7 +541,7 @@ class _NodeRenderer:
             "hugepages-1Gi": "0",
             "hugepages-2Mi": "0",
             "memory": f"{mem_kib}Ki",
-            "nvidia.com/gpu": str(whole),
+            **sharing.node_gpus(inst, whole),
             "pods": "110",
         }
         for profile, n in (gpus.mig if gpus else {}).items():
@@ -670,4 +676,7 @@ def write_kubernetes(fleet: Fleet, out: Path) -> list[Path]:
                 key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"], p["metadata"]["uid"])
             )
             written.append(_write_list(folder / f"pods-{file_stamp(t)}.json", items))
+        times = _snapshot_times(start, end, POD_SNAPSHOT_EVERY)
+        for t, items in sharing.claim_snapshots([p.job for p in pods], times, k8s_time):
+            written.append(_write_list(folder / f"resourceclaims-{file_stamp(t)}.json", items))
     return written

@@ -1,0 +1,53 @@
+"""The simulated Kubernetes nodes whose GPU pods share (fleet.SHARED_K8S_POOLS) land through the real
+parsers as sharing: the device plugin's node labels, HAMi's requests and the DRA claims."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
+from gpu_ledger.simulator.fleet import minimum_gpus
+from gpu_ledger.simulator.generate import simulate
+from gpu_ledger.simulator.model import SimulationConfig
+
+
+@pytest.fixture(scope="module")
+def landed(tmp_path_factory) -> RawStore:
+    """The Kubernetes snapshots of a one-day full fleet, landed."""
+    root = tmp_path_factory.mktemp("shared-k8s")
+    start = datetime(2026, 10, 1, tzinfo=UTC)
+    config = SimulationConfig(
+        out=root / "sim", gpus=minimum_gpus(), days=1, interval_s=3600, seed=3, start=start
+    )
+    simulate(config, show_progress=False)
+    with RawStore(root / "landed.duckdb") as store:
+        outcomes = ingest([root / "sim" / "schedulers" / "kubernetes"], store, progress=False)
+        assert all(o.status != "rejected" for o in outcomes), [o.error for o in outcomes]
+        yield store
+
+
+def test_device_plugin_nodes_say_how_they_share_their_gpu(landed: RawStore):
+    rows = landed.con.sql(
+        """select distinct gpu_sharing_strategy, gpu_replicas, gpu_product, capacity_gpus
+            from raw.k8s_nodes where gpu_sharing_strategy <> 'none' order by 1"""
+    ).fetchall()
+    assert rows == [("mps", 4, "NVIDIA-L4-SHARED", 4), ("time-slicing", 4, "NVIDIA-L4-SHARED", 4)]
+
+
+def test_hami_pods_ask_for_cores_and_memory_percent(landed: RawStore):
+    asked = landed.con.sql(
+        """select distinct gpu_resources['nvidia.com/gpucores'], gpu_resources['nvidia.com/gpumem-percentage']
+            from raw.k8s_pods where gpu_resources['nvidia.com/gpucores'] is not null order by 1"""
+    ).fetchall()
+    assert asked and set(asked) <= {(20, 20), (30, 30), (50, 50)}
+
+
+def test_the_dra_claim_time_slices_one_gpu_between_two_pods(landed: RawStore):
+    rows = landed.con.sql(
+        """select distinct device, driver, sharing_strategy, len(reserved_for_names)
+            from raw.k8s_resource_claims"""
+    ).fetchall()
+    assert rows == [("gpu-0", "gpu.nvidia.com", "TimeSlicing", 2)]
