@@ -77,10 +77,12 @@ newest-venv: $(STAMP)
 			$(NEWEST_VENV)/bin/pip install --quiet -e ".[dev]" && touch $(NEWEST_STAMP); }; \
 	fi
 
+# One process (beside make test's pytest, which has the cores' share of workers): its two modules' builds are
+# one after the other, so the second reuses the first's parse and docs site.
 newest-python: newest-venv
 	@if [ -f $(NEWEST_STAMP) ]; then \
 		echo "newest-python: $$($(NEWEST_VENV)/bin/python --version): $(NEWEST_SMOKE)" && \
-		$(NEWEST_VENV)/bin/pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(NEWEST_SMOKE); \
+		$(NEWEST_VENV)/bin/pytest -q -p no:cacheprovider $(NEWEST_SMOKE); \
 	fi
 
 # make demo PORT=8502 serves the app on another port (checked before anything else runs)
@@ -124,15 +126,24 @@ lint-sql: lint-venv
 	$(LINT_ENV) $(LINT_VENV)/bin/sqlfluff lint models --processes $(SQLFLUFF_PROCESSES)
 	$(LINT_VENV)/bin/dbt-bouncer run --config-file dbt-bouncer.yml
 
-# Everything the tests need, made side by side (installs mostly wait on the package registries), and lint,
-# each half as soon as its venv is there
+# Everything the tests need, made side by side (installs mostly wait on the package registries). The newest
+# Python's venv is made here too, not beside pytest: its editable install rewrites src/gpu_ledger.egg-info.
 test-tools:
-	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint-python lint-sql system-deps focus-validator \
+	$(MAKE) --no-print-directory --jobs=4 --output-sync=target setup lint-venv system-deps focus-validator \
 		newest-venv
 
+# pytest in front, its output as it comes; lint, then the newest Python's smoke run, beside it, one at a time:
+# they wait on nothing pytest makes and fill the gaps its two workers leave (servers starting, a worker done
+# before the other). Their output comes after pytest's; any of them failing fails make test. BESIDE, not
+# $(MAKE), on the line: make runs a line that names $(MAKE) even under make -n, and this one runs pytest.
+BESIDE := $(MAKE)
 test: test-tools
-	$(BIN)/pytest $(PYTEST_ARGS) --durations=15
-	$(MAKE) --no-print-directory newest-python
+	@log=$$(mktemp); \
+	$(BESIDE) --no-print-directory --keep-going lint newest-python >$$log 2>&1 & beside=$$!; \
+	$(BIN)/pytest $(PYTEST_ARGS) --durations=15; tests=$$?; \
+	wait $$beside; beside=$$?; cat $$log; rm -f $$log; \
+	echo "make test: pytest exited $$tests, lint and the newest Python's smoke run $$beside"; \
+	[ $$tests -eq 0 ] && [ $$beside -eq 0 ]
 
 # The reliability suite's long version: the trial counts docs/reliability.md reports.
 torture: setup

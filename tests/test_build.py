@@ -20,6 +20,7 @@ import pytest
 import gpu_ledger.build.duckdb_engine
 from gpu_ledger.build.duckdb_engine import (
     FINGERPRINT,
+    PARSE,
     build,
     fingerprint,
     parsing_ahead,
@@ -111,8 +112,8 @@ def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_
 def test_a_reader_of_the_published_warehouse_does_not_block_a_build(home_copy: Path):
     home = Home(home_copy)
     with duckdb.connect(str(home.warehouse), read_only=True) as reader:
-        result = build(home, full_refresh=True)  # nothing new: only a full refresh builds again
-        assert result.success, result.output[-2000:]
+        result = build(home, select=["dim_gpus"])  # new arguments: it builds, and publishes the warehouse
+        assert result.success and result.unchanged_since is None, result.output[-2000:]
         assert "Unable to do partial parsing" not in result.output, "a copied home parsed afresh"
         assert reader.sql("select count(*) from reference.gpu_models").fetchall()[0][0] > 0
 
@@ -139,27 +140,28 @@ def test_a_new_relative_home_builds_on_the_parse_and_docs_saved_by_another_homes
     assert "'invocation_command': 'dbt build" in log and "'invocation_command': 'dbt docs" not in log
 
 
-def test_a_build_with_nothing_new_does_nothing_and_says_so(tmp_path: Path, monkeypatch, capsys):
+def test_a_build_with_nothing_new_does_nothing_and_says_so(
+    home_copy: Path, tmp_path: Path, monkeypatch, capsys
+):
+    """On a copy of the built empty home, in a project folder of its own (no parse saved for it): selected
+    builds of one model, as one checks a change (seconds, not a whole build, which the progress test runs)."""
     project = _project(tmp_path / "project")
     monkeypatch.setattr(
         gpu_ledger.build.duckdb_engine, "build", functools.partial(build, project_dir=project)
     )
-    home = Home(tmp_path / "home")
+    home = Home(home_copy)
+    (home.root / "dbt" / "target" / PARSE).unlink()  # the build's parse can only be the one made ahead
     with parsing_ahead(home, project) as parsing:  # as the demo does while it simulates
         assert parsing.wait() == 0
-    assert main(["build", "--home", str(home.root)]) == 0
+    command = ["build", "--home", str(home.root), "--select", "dim_gpus"]
+    assert main(command) == 0
     assert "Built and published" in capsys.readouterr().out
     last_run = (home.root / "dbt" / "logs" / "dbt.log").read_text().rsplit("Running with dbt=", 1)[1]
     assert "Partial parsing enabled" in last_run, "the build did not reuse the parse made ahead of it"
     published = home.warehouse.read_bytes()
     run_results = (home.root / "dbt" / "target" / "run_results.json").stat().st_mtime_ns
-    executed = {
-        r["unique_id"].split(".")[0]
-        for r in json.loads((home.root / "dbt" / "target" / "run_results.json").read_text())["results"]
-    }
-    assert "unit_test" not in executed and {"model", "seed", "test"} <= executed
 
-    assert main(["build", "--home", str(home.root)]) == 0
+    assert main(command) == 0
     published_at = json.loads((home.root / FINGERPRINT).read_text())["published_at"]
     assert capsys.readouterr().out == (
         f"Nothing new since the build published at {published_at[:10]} {published_at[11:19]} UTC: "
@@ -168,10 +170,9 @@ def test_a_build_with_nothing_new_does_nothing_and_says_so(tmp_path: Path, monke
     assert home.warehouse.read_bytes() == published
     assert (home.root / "dbt" / "target" / "run_results.json").stat().st_mtime_ns == run_results, "dbt ran"
 
-    # an edited model is new (a selected build of it, as one checks a change, costs seconds, not a build):
-    # the build runs and publishes, and then nothing is new again
+    # an edited model is new: the build runs and publishes, and then nothing is new again
     selected = functools.partial(build, home, project_dir=project, select=["dim_gpus"])
-    assert selected().unchanged_since is None and selected().unchanged_since is not None
+    assert selected().unchanged_since is not None
     model = project / "models" / "marts" / "infrastructure_cost" / "dim_gpus.sql"
     model.write_text(model.read_text() + "\n-- edited\n")
     first = selected()
@@ -231,6 +232,9 @@ def test_the_build_shows_its_progress_and_a_summary_and_a_selected_build_publish
         summary,
     )
     assert f"Built and published {home / 'warehouse.duckdb'}" in screen
+    executed = json.loads((home / "dbt" / "target" / "run_results.json").read_text())["results"]
+    kinds = {r["unique_id"].split(".")[0] for r in executed}
+    assert "unit_test" not in kinds and {"model", "seed", "test"} <= kinds
     marts = published_marts(home)
     tables = _tables(home / "warehouse.duckdb")
 
