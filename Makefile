@@ -110,14 +110,15 @@ $(LINT_STAMP):
 
 lint-venv: $(LINT_STAMP)
 
-# ruff; the FOCUS columns generated from src/gpu_ledger/focus_columns.yml are current (lint-python, in the
-# project's venv); sqlfluff over the models (.sqlfluff, .sqlfluffignore) and dbt-bouncer's project rules
+# ruff; the FOCUS columns generated from src/gpu_ledger/focus_columns.yml and seeds/ingest_formats.csv generated
+# from the format registry (ingest/registry.py) are current (lint-python, in the project's venv); sqlfluff over the models (.sqlfluff, .sqlfluffignore) and dbt-bouncer's project rules
 # (dbt-bouncer.yml) over the manifest (lint-sql, in the lint venv: it starts while the project's installs)
 lint: lint-python lint-sql
 
 lint-python: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m gpu_ledger.focus_codegen --check
+	$(BIN)/python -m gpu_ledger.ingest.registry --check
 
 lint-sql: lint-venv
 	rm -rf $(LINT_HOME) && mkdir -p $(LINT_HOME)

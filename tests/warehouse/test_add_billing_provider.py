@@ -34,8 +34,8 @@ PARSER = '''\
 from __future__ import annotations
 
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
-from gpu_ledger.ingest.formats.billing.common import Col
 from gpu_ledger.ingest.sniff import Sniff
 
 TABLE = "toy_cloud"
@@ -61,7 +61,13 @@ def load(ctx: LoadContext) -> None:
     names = [h.lower() for h in header]
     common.require_columns(ctx, names, list(KINDS), "the Toy Cloud usage columns")
     cols = [
-        Col(n, f"c{i}", KINDS.get(n, "varchar"), required=n in ("account_id", "usage_start"), label=header[i])
+        Column(
+            n,
+            KINDS.get(n, "varchar"),
+            source=f"c{i}",
+            nullable=n not in ("account_id", "usage_start"),
+            label=header[i],
+        )
         for i, n in enumerate(names)
     ]
     common.materialise(ctx, cols)

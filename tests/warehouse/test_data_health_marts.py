@@ -3,8 +3,8 @@
 - `fct_data_loads`: one row per manifest entry, with its status, rows and source group.
 - `fct_validation_results`: one row per stored expectation result; the fixture's validate run is latest.
 - `fct_data_freshness`: the newest telemetry sample, usage charge and event equal the landed data's.
-- the `ingest_formats` seed names every format the registry knows, with its group, but the billing
-  providers' formats, which the billing provider registry in dbt_project.yml names.
+- the `ingest_formats` seed is generated from the format registry: every format, with its group, but the
+  billing providers' formats, which the billing provider registry in dbt_project.yml names.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
-import yaml
 
 from gpu_ledger.ingest import registry
 
@@ -27,13 +26,24 @@ def _read(db: Path, sql: str) -> pl.DataFrame:
         return con.sql(sql).pl()
 
 
-def test_the_format_seed_and_the_billing_provider_registry_mirror_the_format_registry() -> None:
+def test_the_format_seed_is_generated_from_the_format_registry(tmp_path: Path) -> None:
+    assert registry.main(["--check"]) == 0
     with SEED.open(newline="") as handle:
         seeded = {row["format"]: row["source_group"] for row in csv.DictReader(handle)}
-    parts = yaml.safe_load((ROOT / "dbt_project.yml").read_text())["vars"]["billing_focus_parts"]
-    providers = {name: "billing" for part in parts for name in part["formats"]}
+    providers = {name: "billing" for name in registry.provider_formats()}
     assert not seeded.keys() & providers.keys(), "a billing provider's format is named twice"
     assert seeded | providers == {f.name: f.group for f in registry.FORMATS}
+    # a stale seed, or a provider registry naming a format the registry lacks, fails the check
+    stale = tmp_path / "ingest_formats.csv"
+    stale.write_text(SEED.read_text().replace("k8s_nodes,", "k8s_nodez,"))
+    assert registry.main(["--check", "--seed", str(stale)]) == 1
+    project = tmp_path / "dbt_project.yml"
+    project.write_text(
+        (ROOT / "dbt_project.yml").read_text().replace("formats: [gcp_billing]", "formats: [gcp]")
+    )
+    assert registry.drift(project) == [
+        "billing_focus_parts (dbt_project.yml) names 'gcp', which is not a billing format of the registry"
+    ]
 
 
 def test_data_loads_equal_the_manifest(warehouse: Path) -> None:

@@ -14,38 +14,34 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import polars as pl
 
 from gpu_ledger.ingest.base import LoadContext
+from gpu_ledger.ingest.columns import Column, check_kinds
 from gpu_ledger.ingest.sniff import read_bytes
 
-# kind -> what the error message says is expected
-EXPECTED = {
-    "text": "text",
-    "int": "a whole number",
-    "count": "a whole number ≥ 0",
+# the kinds this engine reads (columns.KINDS) -> what the error message says is expected
+KINDS = {
+    "varchar": "text",
+    "bigint": "a whole number",
     "decimal2": "a decimal number with at most 2 decimal places",
     "date": "a date YYYY-MM-DD",
     "month": "a month YYYY-MM",
-    "timestamp": "an ISO 8601 time such as 2026-10-01T12:00:00Z",
+    "timestamptz": "an ISO 8601 time such as 2026-10-01T12:00:00Z",
     "currency": "an ISO 4217 currency code such as USD",
     "bool": "true or false",
 }
 
 
-@dataclass(frozen=True)
-class Column:
-    """One documented column: its name, type, whether the header must have it, and if it may be empty."""
-
-    name: str
-    kind: str
-    required: bool = True
-    nullable: bool = False
-    choices: tuple[str, ...] | None = None
-    doc: str = ""
+def check_columns(columns: list[Column]) -> None:
+    """Refuse a declaration this engine cannot read: another kind, or choices given as spellings."""
+    check_kinds(columns, KINDS, "a typed CSV")
+    for column in columns:
+        if isinstance(column.choices, Mapping):
+            raise ValueError(f"column {column.name!r}: a typed CSV's choices are a tuple of the exact values")
 
 
 def header_of(first_line: str) -> list[str]:
@@ -54,7 +50,7 @@ def header_of(first_line: str) -> list[str]:
 
 def _fail(ctx: LoadContext, raw: pl.Series, bad: pl.Series, column: Column, message: str) -> None:
     i = int(bad.arg_true()[0])
-    expected = EXPECTED[column.kind]
+    expected = KINDS[column.kind] + (" ≥ 0" if column.non_negative else "")
     if column.choices:
         expected = "one of " + ", ".join(column.choices)
     raise ctx.error(message.format(value=raw[i]), line=i + 2, column=column.name, expected=expected)
@@ -109,11 +105,11 @@ def read_typed_csv(ctx: LoadContext, columns: list[Column], *, timezone: str = "
         raise ctx.error(
             f"unknown column {unknown[0]!r}", line=1, column=unknown[0], expected="one of " + ", ".join(known)
         )
-    missing = [c.name for c in columns if c.required and c.name not in frame.columns]
+    missing = [c.name for c in columns if c.in_header and c.name not in frame.columns]
     if missing:
         raise ctx.error(
             f"required column {missing[0]!r} is missing", line=1, column=missing[0],
-            expected="a header with " + ", ".join(c.name for c in columns if c.required),
+            expected="a header with " + ", ".join(c.name for c in columns if c.in_header),
         )  # fmt: skip
     out: list[pl.Series] = []
     for col in columns:
@@ -126,7 +122,7 @@ def read_typed_csv(ctx: LoadContext, columns: list[Column], *, timezone: str = "
             _fail(ctx, raw, raw.is_null(), col, "is empty")
         typed = _cast(raw, col, timezone)
         bad = typed.is_null() & raw.is_not_null()
-        if col.kind == "count":
+        if col.non_negative:
             bad = bad | (typed < 0).fill_null(False)
         if col.choices:
             bad = bad | (~raw.is_in(list(col.choices))).fill_null(False)
@@ -141,19 +137,18 @@ def read_typed_csv(ctx: LoadContext, columns: list[Column], *, timezone: str = "
 
 def _dtype(col: Column) -> pl.DataType:
     return {
-        "int": pl.Int64,
-        "count": pl.Int64,
+        "bigint": pl.Int64,
         "decimal2": pl.Decimal(18, 2),
         "date": pl.Date,
         "month": pl.Date,
-        "timestamp": pl.Datetime("us", "UTC"),
+        "timestamptz": pl.Datetime("us", "UTC"),
         "bool": pl.Boolean,
     }.get(col.kind, pl.String)
 
 
 def _cast(raw: pl.Series, col: Column, zone: str) -> pl.Series:
     kind = col.kind
-    if kind in ("int", "count"):
+    if kind == "bigint":
         return raw.cast(pl.Int64, strict=False)
     if kind == "decimal2":
         ok = raw.str.contains(r"^-?\d+(?:\.\d{1,2})?$")
@@ -169,7 +164,7 @@ def _cast(raw: pl.Series, col: Column, zone: str) -> pl.Series:
             .str.strptime(pl.Date, "%Y-%m-%d", strict=False)
             .zip_with(ok, pl.Series([None] * len(raw), dtype=pl.Date))
         )
-    if kind == "timestamp":
+    if kind == "timestamptz":
         return _timestamps(raw, zone)
     if kind == "currency":
         return raw.zip_with(
@@ -190,8 +185,9 @@ def csv_format(name: str, group: str, table: str, columns: list[Column], descrip
     from gpu_ledger.ingest.base import Format
     from gpu_ledger.ingest.sniff import Sniff
 
+    check_columns(columns)
     names = {c.name for c in columns}
-    required = {c.name for c in columns if c.required}
+    required = {c.name for c in columns if c.in_header}
 
     def detect(s: Sniff) -> bool:
         header = set(header_of(s.first_line))

@@ -24,8 +24,8 @@ import re
 from pathlib import Path
 
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
-from gpu_ledger.ingest.formats.billing.common import Col
 from gpu_ledger.ingest.sniff import Sniff
 
 TABLE = "aws_cur"
@@ -76,24 +76,23 @@ def load(ctx: LoadContext) -> None:
             if kind == "varchar" and dtype.upper() != "VARCHAR":
                 kind = "keep"  # a typed Parquet column we have no rule for keeps its type
             cols.append(
-                Col(
-                    name,
+                Column(
                     name,
                     kind,
                     source_type=dtype,
                     non_negative=name in _NON_NEGATIVE,
-                    required=name in REQUIRED,
+                    nullable=name not in REQUIRED,
                 )
             )
     else:
         header = common.read_csv(ctx)
         cols = [
-            Col(
+            Column(
                 name,
-                f"c{i}",
                 cur_kind(name),
+                source=f"c{i}",
                 non_negative=name in _NON_NEGATIVE,
-                required=name in REQUIRED,
+                nullable=name not in REQUIRED,
                 label=name,
             )
             for i, name in enumerate(header)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
 from gpu_ledger.ingest.formats.billing.aws_cur import REQUIRED, cur_kind, finish
-from gpu_ledger.ingest.formats.billing.common import Col, quote
+from gpu_ledger.ingest.formats.billing.common import quote
 from gpu_ledger.ingest.sniff import Sniff
 
 TABLE = "aws_cur_legacy"
@@ -56,7 +57,7 @@ _NEEDED = {
 
 def load(ctx: LoadContext) -> None:
     header = common.read_csv(ctx)
-    cols: list[Col] = []
+    cols: list[Column] = []
     maps: dict[str, list[tuple[str, str]]] = {}
     seen: dict[str, str] = {}
     for i, name in enumerate(header):
@@ -73,7 +74,7 @@ def load(ctx: LoadContext) -> None:
                 expected="distinct column names",
             )
         seen[out] = name
-        cols.append(Col(out, f"c{i}", cur_kind(out), required=out in REQUIRED, label=name))
+        cols.append(Column(out, cur_kind(out), source=f"c{i}", nullable=out not in REQUIRED, label=name))
     present = [legacy for out, legacy in _NEEDED.items() if out in seen]  # however the header spells it
     common.require_columns(ctx, present, list(_NEEDED.values()), "a legacy CUR header with")
     extra = []

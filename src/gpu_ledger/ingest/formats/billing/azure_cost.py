@@ -25,8 +25,9 @@ views of one month are different datasets: both are kept); version the manifest'
 from __future__ import annotations
 
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
-from gpu_ledger.ingest.formats.billing.common import Col, quote
+from gpu_ledger.ingest.formats.billing.common import quote
 from gpu_ledger.ingest.sniff import Sniff
 
 TABLE = "azure_cost"
@@ -149,23 +150,23 @@ def load(ctx: LoadContext) -> None:
     header = common.read_csv(ctx)
     lower = common.lower_set(header)
     cols = [
-        Col(_name(h, lower), f"c{i}", _kind(_name(h, lower)), required=_name(h, lower) == "Date", label=h)
-        for i, h in enumerate(header)
+        Column(name, _kind(name), source=f"c{i}", nullable=name != "Date", label=h)
+        for i, (h, name) in enumerate(zip(header, [_name(h, lower) for h in header], strict=True))
     ]
     present = {c.name: c for c in cols}
     extra = []
     tags = present.get("Tags")
     if tags is not None:
         cols.remove(tags)
-        t = quote(tags.source)
+        t = quote(tags.source_name)
         braced = f"case when trim({t}) like '{{%' then {t} else '{{' || {t} || '}}' end"
-        cols.append(Col("Tags", "_tags_json", "map", label=tags.label))
+        cols.append(Column("Tags", "map", source="_tags_json", nullable=True, label=tags.label))
         ctx.store.con.sql(f"alter table {common.SRC} add column _tags_json varchar")
         ctx.store.con.sql(f"update {common.SRC} set _tags_json = {braced}")
     info = present.get("AdditionalInfo")
     category = present.get("MeterCategory")
     if info is not None and category is not None:
-        a, m = quote(info.source), quote(category.source)
+        a, m = quote(info.source_name), quote(category.source_name)
         extra.append(
             f"case when {m} = 'Virtual Machines' and json_valid({a}) "
             f"then json_extract_string({a}, '$.ServiceType') end as vm_size"
@@ -190,7 +191,7 @@ def _manifest(ctx: LoadContext) -> dict | None:
     return common.read_json_file(ctx.path.parent / "manifest.json")
 
 
-def cost_view(ctx: LoadContext, present: dict[str, Col]) -> str:
+def cost_view(ctx: LoadContext, present: dict[str, Column]) -> str:
     """actual | amortized | unknown: which Azure dataset this file is (see the module docstring)."""
     doc = _manifest(ctx)
     config = (doc or {}).get("exportConfig") or {}

@@ -14,8 +14,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +23,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from gpu_ledger.ingest.base import LoadContext
+from gpu_ledger.ingest.columns import Column, check_kinds
 from gpu_ledger.ingest.errors import IngestError
 from gpu_ledger.ingest.sniff import Sniff, is_gzip
 
@@ -35,7 +35,10 @@ The blanks are spelled out: `\\s` is not the same class in DuckDB's RE2 (no vert
 SRC = "_billing_src"  # temp table holding the file as read
 TYPED = "_billing_typed"  # temp table holding the typed rows, ready to land
 
-EXPECTED = {
+# the kinds this engine reads (columns.KINDS) -> what an error says a value that does not convert should be
+KINDS = {
+    "varchar": "text",
+    "keep": "a value of the Parquet file's type",
     "double": "a finite decimal number",
     "bigint": "a whole number",
     "timestamptz": "a timestamp such as 2024-09-01T00:00:00Z or 2024-09-01 00:00:00",
@@ -212,38 +215,28 @@ def read_parquet(ctx: LoadContext) -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- typing
-@dataclass(frozen=True)
-class Col:
-    """One landed column: its name, where it comes from in SRC, and the type it must have."""
-
-    name: str
-    source: str  # column in SRC
-    kind: str = "varchar"  # varchar | double | bigint | timestamptz | date | map | map_double | bool | keep
-    source_type: str = "VARCHAR"
-    non_negative: bool = False
-    required: bool = False
-    label: str | None = None  # the column's name as the file spells it, for errors
-    choices: dict[str, str] | None = None  # a closed list: any spelling (lower case) -> canonical value
-
-    @property
-    def expected(self) -> str:
-        if self.choices:
-            return "one of " + ", ".join(dict.fromkeys(self.choices.values()))
-        return EXPECTED[self.kind]
+def expected(col: Column) -> str:
+    """What an error says a value of the column should be."""
+    if col.choices:
+        return "one of " + ", ".join(col.canonical_choices)
+    return KINDS[col.kind]
 
 
 _ZONED = r"(Z|z|[+-]\d\d(:?\d\d)?)$"
 
 
-def typed_expr(col: Col) -> str:
+def typed_expr(col: Column) -> str:
     """The SQL that turns SRC's value into the column's type; NULL where the value does not convert."""
-    x = quote(col.source)
+    x = quote(col.source_name)
     st = col.source_type.upper()
     text = st == "VARCHAR"
     k = col.kind
-    if col.choices:  # a closed list: any known spelling becomes the canonical one, anything else NULL
+    if isinstance(col.choices, Mapping):  # any known spelling becomes the canonical one, anything else NULL
         cases = " ".join(f"when '{spelling}' then '{value}'" for spelling, value in col.choices.items())
         return f"case lower(trim({x}::varchar)) {cases} end"
+    if col.choices:  # exactly one of the values, anything else NULL
+        cases = " ".join(f"when '{value}' then '{value}'" for value in col.choices)
+        return f"case trim({x}::varchar) {cases} end"
     if k in ("varchar", "keep"):
         return x if (text or k == "keep") else f"{x}::varchar"
     if k == "double":  # NaN and infinities are no amount of money: not a number here
@@ -320,24 +313,25 @@ def row_error(ctx: LoadContext, row: int, column: str, message: str, expected: s
     return ctx.error(f"data row {row}: {message}", line=line, column=column, expected=expected)
 
 
-def validate(ctx: LoadContext, cols: Sequence[Col]) -> None:
+def validate(ctx: LoadContext, cols: Sequence[Column]) -> None:
     """Find, in one pass over SRC, the first value that does not convert, is negative, or is missing."""
-    checks: list[tuple[Col, str, str]] = []  # (col, failure condition, what)
+    check_kinds(cols, KINDS, "billing ingest")
+    checks: list[tuple[Column, str, str]] = []  # (col, failure condition, what)
     for c in cols:
-        x = quote(c.source)
+        x = quote(c.source_name)
         expr = typed_expr(c)
         if c.kind not in ("varchar", "keep") or c.choices:
             checks.append((c, f"{x} is not null and ({expr}) is null", "convert"))
         if c.non_negative:
             checks.append((c, f"({expr}) < 0", "negative"))
-        if c.required:
+        if not c.nullable:
             checks.append((c, f"{x} is null", "missing"))
     if not checks:
         return
     parts = []
     for i, (c, cond, _) in enumerate(checks):
         parts.append(f"min(_source_row) filter (where {cond}) as r{i}")
-        parts.append(f"arg_min({quote(c.source)}::varchar, _source_row) filter (where {cond}) as v{i}")
+        parts.append(f"arg_min({quote(c.source_name)}::varchar, _source_row) filter (where {cond}) as v{i}")
     result = ctx.store.con.sql(f"select {', '.join(parts)} from {SRC}").fetchall()[0]
     failures = [
         (result[2 * i], i, result[2 * i + 1]) for i in range(len(checks)) if result[2 * i] is not None
@@ -346,15 +340,15 @@ def validate(ctx: LoadContext, cols: Sequence[Col]) -> None:
         return
     row, i, value = min(failures)
     col, _, what = checks[i]
-    label = col.label or col.name
+    label = col.file_name
     if what == "convert":
-        raise row_error(ctx, row, label, f"{value!r} is not {col.expected}", col.expected)
+        raise row_error(ctx, row, label, f"{value!r} is not {expected(col)}", expected(col))
     if what == "negative":
         raise row_error(ctx, row, label, f"{value!r} is negative", "a value >= 0")
     raise row_error(ctx, row, label, "the value is missing", "a value in every row")
 
 
-def materialise(ctx: LoadContext, cols: Sequence[Col], extra: Sequence[str] = ()) -> None:
+def materialise(ctx: LoadContext, cols: Sequence[Column], extra: Sequence[str] = ()) -> None:
     """Validate, then create temp table TYPED from SRC with the typed columns, extras and lineage."""
     validate(ctx, cols)
     select = [f"{typed_expr(c)} as {quote(c.name)}" for c in cols]

@@ -32,8 +32,8 @@ import re
 
 from gpu_ledger.focus_spec import ADDED_IN_1_3, ALLOWED_VALUES, COLUMNS, NUMBERS, SPELLINGS, TIMESTAMPS
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
-from gpu_ledger.ingest.formats.billing.common import Col
 from gpu_ledger.ingest.sniff import Sniff
 
 TABLE = "focus"
@@ -102,7 +102,15 @@ def load(ctx: LoadContext) -> None:
         if kind == "varchar" and dtype.upper() != "VARCHAR":
             kind = "keep"
         cols.append(
-            Col(out, src, kind, source_type=dtype, label=name, required=out in REQUIRED, choices=choices(out))
+            Column(
+                out,
+                kind,
+                source=src,
+                source_type=dtype,
+                label=name,
+                nullable=out not in REQUIRED,
+                choices=choices(out),
+            )
         )
     names = {c.name for c in cols}
     common.require_columns(ctx, names, REQUIRED, "the FOCUS columns")

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from gpu_ledger.focus_spec import CONTRACT_COMMITMENT, CONTRACT_COMMITMENT_NOT_NULL
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
-from gpu_ledger.ingest.formats.billing.common import Col
 from gpu_ledger.ingest.sniff import Sniff
 
 TABLE = "focus_contract_commitments"
@@ -45,13 +45,13 @@ def load(ctx: LoadContext) -> None:
         if kind == "varchar" and dtype.upper() != "VARCHAR":
             kind = "keep"
         cols.append(
-            Col(
+            Column(
                 out,
-                src,
                 kind,
+                source=src,
                 source_type=dtype,
                 label=name,
-                required=out in CONTRACT_COMMITMENT_NOT_NULL,
+                nullable=out not in CONTRACT_COMMITMENT_NOT_NULL,
                 choices=CATEGORIES if out == "ContractCommitmentCategory" else None,
             )
         )

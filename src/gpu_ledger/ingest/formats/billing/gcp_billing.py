@@ -26,8 +26,9 @@ import json
 import duckdb
 
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
-from gpu_ledger.ingest.formats.billing.common import Col, quote
+from gpu_ledger.ingest.formats.billing.common import quote
 from gpu_ledger.ingest.sniff import Sniff, is_gzip
 
 TABLE = "gcp_billing"
@@ -172,12 +173,11 @@ def load(ctx: LoadContext) -> None:
     else:
         labels = _csv_source(ctx)
     cols = [
-        Col(
-            name,
+        Column(
             name,
             kind,
             label=labels.get(name, path),
-            required=name in ("billing_account_id", "cost", "usage_start_time"),
+            nullable=name not in ("billing_account_id", "cost", "usage_start_time"),
         )
         for name, path, kind in FIELDS
     ]

@@ -15,8 +15,8 @@ replaces the older: scope `onprem_assets/<sorted distinct site>`, version the fi
 from __future__ import annotations
 
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
-from gpu_ledger.ingest.formats.billing.common import Col
 from gpu_ledger.ingest.sniff import Sniff
 
 TABLE = "onprem_assets"
@@ -58,12 +58,12 @@ def load(ctx: LoadContext) -> None:
             expected="the asset register columns: " + ", ".join(KINDS),
         )
     cols = [
-        Col(
+        Column(
             n,
-            f"c{i}",
             KINDS.get(n, "varchar"),
+            source=f"c{i}",
             non_negative=n in NON_NEGATIVE,
-            required=n == "asset_id",
+            nullable=n != "asset_id",
             label=header[i],
         )
         for i, n in enumerate(names)

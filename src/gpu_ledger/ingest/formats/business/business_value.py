@@ -15,14 +15,15 @@ revenue, cost avoided, ...), the numerator of ROI. Money is DECIMAL(18,2), never
 
 from __future__ import annotations
 
-from gpu_ledger.ingest.typed_csv import Column, csv_format
+from gpu_ledger.ingest.columns import Column
+from gpu_ledger.ingest.typed_csv import csv_format
 
 COLUMNS = [
     Column("month", "month"),
-    Column("project", "text"),
+    Column("project", "varchar"),
     Column("value", "decimal2"),
     Column("currency", "currency"),
-    Column("basis", "text", nullable=True),
+    Column("basis", "varchar", nullable=True),
 ]
 
 FORMAT = csv_format(

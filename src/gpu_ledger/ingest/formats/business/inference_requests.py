@@ -16,16 +16,17 @@ counter, summed. Layer 3 of the value chain divides inference GPU cost by these 
 
 from __future__ import annotations
 
-from gpu_ledger.ingest.typed_csv import Column, csv_format
+from gpu_ledger.ingest.columns import Column
+from gpu_ledger.ingest.typed_csv import csv_format
 
 ENVIRONMENTS = ("production", "staging", "development")
 COLUMNS = [
     Column("date", "date"),
-    Column("project", "text"),
-    Column("model", "text"),
-    Column("model_version", "text"),
-    Column("environment", "text", choices=ENVIRONMENTS),
-    Column("requests", "count"),
+    Column("project", "varchar"),
+    Column("model", "varchar"),
+    Column("model_version", "varchar"),
+    Column("environment", "varchar", choices=ENVIRONMENTS),
+    Column("requests", "bigint", non_negative=True),
 ]
 
 FORMAT = csv_format(

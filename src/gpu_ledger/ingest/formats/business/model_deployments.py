@@ -19,17 +19,18 @@ Times without an offset are read in `--timezone` (default UTC).
 
 from __future__ import annotations
 
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.business.inference_requests import ENVIRONMENTS
-from gpu_ledger.ingest.typed_csv import Column, csv_format
+from gpu_ledger.ingest.typed_csv import csv_format
 
 COLUMNS = [
-    Column("model", "text"),
-    Column("model_version", "text"),
-    Column("project", "text"),
-    Column("training_run_id", "text", nullable=True),
-    Column("training_completed_at", "timestamp", nullable=True),
-    Column("deployed_at", "timestamp"),
-    Column("environment", "text", choices=ENVIRONMENTS),
+    Column("model", "varchar"),
+    Column("model_version", "varchar"),
+    Column("project", "varchar"),
+    Column("training_run_id", "varchar", nullable=True),
+    Column("training_completed_at", "timestamptz", nullable=True),
+    Column("deployed_at", "timestamptz"),
+    Column("environment", "varchar", choices=ENVIRONMENTS),
 ]
 
 FORMAT = csv_format(

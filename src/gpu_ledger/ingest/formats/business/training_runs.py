@@ -16,12 +16,13 @@ count. Lands in `raw.training_runs`.
 
 from __future__ import annotations
 
-from gpu_ledger.ingest.typed_csv import Column, csv_format
+from gpu_ledger.ingest.columns import Column
+from gpu_ledger.ingest.typed_csv import csv_format
 
 COLUMNS = [
-    Column("run_id", "text"),
-    Column("tokens_processed", "count", required=False, nullable=True),
-    Column("samples_processed", "count", required=False, nullable=True),
+    Column("run_id", "varchar"),
+    Column("tokens_processed", "bigint", non_negative=True, in_header=False, nullable=True),
+    Column("samples_processed", "bigint", non_negative=True, in_header=False, nullable=True),
 ]
 
 FORMAT = csv_format(

@@ -40,37 +40,57 @@ from __future__ import annotations
 import polars as pl
 
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.hostlist import HostlistError, expand_hostlist
 from gpu_ledger.ingest.sniff import Sniff
-from gpu_ledger.ingest.typed_csv import Column, header_of, read_typed_csv
+from gpu_ledger.ingest.typed_csv import check_columns, header_of, read_typed_csv
 
 TABLE = "generic_jobs"
 COLUMNS = [
-    Column("job_id", "text"),
-    Column("scheduler", "text"),
-    Column("submitted_at", "timestamp"),
-    Column("gpus", "count"),
-    Column("cluster", "text", required=False, nullable=True),
-    Column("name", "text", required=False, nullable=True),
-    Column("user", "text", required=False, nullable=True),
-    Column("team", "text", required=False, nullable=True),
-    Column("project", "text", required=False, nullable=True),
-    Column("cost_centre", "text", required=False, nullable=True),
-    Column("workload_class", "text", False, True, ("training", "inference", "development", "batch")),
-    Column("environment", "text", False, True, ("production", "staging", "development")),
-    Column("run_id", "text", required=False, nullable=True),
-    Column("attempt", "count", required=False, nullable=True),
-    Column("started_at", "timestamp", required=False, nullable=True),
-    Column("ended_at", "timestamp", required=False, nullable=True),
-    Column("state", "text", required=False, nullable=True),
-    Column("gpu_model", "text", required=False, nullable=True),
-    Column("mig_profile", "text", required=False, nullable=True),
-    Column("capacity_type", "text", False, True, ("on_demand", "spot", "reserved", "owned")),
-    Column("hosts", "text", required=False, nullable=True),
-    Column("gpu_uuids", "text", required=False, nullable=True),
+    Column("job_id", "varchar"),
+    Column("scheduler", "varchar"),
+    Column("submitted_at", "timestamptz"),
+    Column("gpus", "bigint", non_negative=True),
+    Column("cluster", "varchar", in_header=False, nullable=True),
+    Column("name", "varchar", in_header=False, nullable=True),
+    Column("user", "varchar", in_header=False, nullable=True),
+    Column("team", "varchar", in_header=False, nullable=True),
+    Column("project", "varchar", in_header=False, nullable=True),
+    Column("cost_centre", "varchar", in_header=False, nullable=True),
+    Column(
+        "workload_class",
+        "varchar",
+        in_header=False,
+        nullable=True,
+        choices=("training", "inference", "development", "batch"),
+    ),
+    Column(
+        "environment",
+        "varchar",
+        in_header=False,
+        nullable=True,
+        choices=("production", "staging", "development"),
+    ),
+    Column("run_id", "varchar", in_header=False, nullable=True),
+    Column("attempt", "bigint", non_negative=True, in_header=False, nullable=True),
+    Column("started_at", "timestamptz", in_header=False, nullable=True),
+    Column("ended_at", "timestamptz", in_header=False, nullable=True),
+    Column("state", "varchar", in_header=False, nullable=True),
+    Column("gpu_model", "varchar", in_header=False, nullable=True),
+    Column("mig_profile", "varchar", in_header=False, nullable=True),
+    Column(
+        "capacity_type",
+        "varchar",
+        in_header=False,
+        nullable=True,
+        choices=("on_demand", "spot", "reserved", "owned"),
+    ),
+    Column("hosts", "varchar", in_header=False, nullable=True),
+    Column("gpu_uuids", "varchar", in_header=False, nullable=True),
 ]
+check_columns(COLUMNS)
 _NAMES = {c.name for c in COLUMNS}
-_REQUIRED = {c.name for c in COLUMNS if c.required}
+_REQUIRED = {c.name for c in COLUMNS if c.in_header}
 
 
 def detect(s: Sniff) -> bool:
