@@ -376,6 +376,7 @@ def test_simulator_files_all_land(simulated) -> None:
         "slurm_sacct",
         "k8s_pods",
         "k8s_nodes",
+        "k8s_resource_claims",
         "eventbridge_json",
         "inference_requests_csv",
         "model_deployments_csv",
@@ -430,7 +431,14 @@ def test_simulator_pods_match_the_fleet(simulated) -> None:
     assert joined["scheduler"].null_count() == 0  # every pod is a fleet job
     started = set(jobs.filter(pl.col("started_at").is_not_null())["job_id"])
     assert started <= set(pods["uid"])  # every pod that ran is seen
-    whole = joined.filter(pl.col("mig_profile").is_null())
+    # a pod that holds its GPU through a DRA claim asks for no nvidia.com/gpu: the claim reserved for it says
+    claimed = {
+        uid
+        for (uid,) in rows(store, "select distinct unnest(reserved_for_uids) from raw.k8s_resource_claims")
+    }
+    by_claim = joined.filter(pl.col("uid").is_in(claimed))
+    assert by_claim.height > 0 and (by_claim["gpu"].fill_null(0) == 0).all()
+    whole = joined.filter(pl.col("mig_profile").is_null() & ~pl.col("uid").is_in(claimed))
     assert (whole["gpu"] == whole["gpus_allocated"].cast(pl.Int64)).all()
     sliced = joined.filter(pl.col("mig_profile").is_not_null())
     assert sliced.height > 0 and (sliced["mig"] == sliced["mig_profile"]).all()
