@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpu_ledger.notify.job_report import job_label
 from gpu_ledger.notify.text import cents
-from gpu_ledger.read.formats import money, number, pct
+from gpu_ledger.read.formats import MISSING, money, number, pct
 from gpu_ledger.read.warehouse import query
 
 TIMEZONE = "UTC"
@@ -87,6 +87,35 @@ class Statement:
             totals[line.project] = totals.get(line.project, Decimal(0)) + line.cost
         return sorted(totals.items(), key=lambda item: (-item[1], item[0]))
 
+    def title(self) -> str:
+        named = date.fromisoformat(self.month + "-01").strftime("%B %Y")
+        return f"GPU chargeback statement: team {self.team}, {named} ({self.month})"
+
+    def project_table(self) -> list[tuple[str, list[str]]]:
+        """(kind, cells) rows: a header, each project's lines then its total, and the team's total."""
+        rows = [("header", ["Project", "Workload class", "GPU-hours", "Busy", "Cost"])]
+        for project, total in self.projects():
+            for line in (line for line in self.lines if line.project == project):
+                busy = 100 * line.busy_gpu_hours / line.gpu_hours if line.gpu_hours else None
+                cells = [project, line.workload_class, number(line.gpu_hours), pct(busy), money(line.cost)]
+                rows.append(("line", cells))
+            rows.append(("subtotal", [f"{project} total", "", "", "", money(total)]))
+        rows.append(("total", [f"Team {self.team} total", "", "", "", money(self.total)]))
+        return rows
+
+    def job_table(self) -> list[tuple[str, list[str]]]:
+        rows = [("header", ["Job", "User", "Project", "Class", "GPU", "GPU-hours", "Busy", "Cost"])]
+        for job in self.jobs:
+            cells = [job.label, job.user, job.project, job.workload_class, job.gpu_model]
+            rows.append(
+                (
+                    "line",
+                    [c or MISSING for c in cells]
+                    + [number(job.gpu_hours), pct(job.busy_pct), money(job.cost)],
+                )
+            )
+        return rows
+
     def method(self) -> list[str]:
         """The allocation method in words, one paragraph each."""
         held = sum(line.gpu_hours for line in self.lines if line.workload_class != "idle")
@@ -127,7 +156,9 @@ class Statement:
         share = 100 * self.total / bill.showback_total if bill.showback_total else None
         return [
             f"The team's total, {money(self.total)}, is the sum of its {self.rows} showback rows "
-            f"(fct_cost_by_owner_daily, team {self.team}, {self.month}) to the cent.",
+            f"(fct_cost_by_owner_daily, team {self.team}, {self.month}) to the cent; "
+            "lines are rounded to the cent and totals summed exactly, so a total may differ by a cent "
+            "from the sum of the lines as printed.",
             f"The month's GPU bill: {money(bill.billed)} of GPU instance usage billed plus "
             f"{money(bill.measured_power)} of on-prem power measured = {money(bill.gpu_hours_cost)} of "
             f"GPU-hours, all carried by the teams' showback ({money(bill.showback_total)}, difference "
