@@ -78,7 +78,7 @@ class Statement:
     def period(self) -> str:
         first = date.fromisoformat(self.month + "-01")
         following = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-        return f"{first.isoformat()} 00:00 to {following.isoformat()} 00:00 ({TIMEZONE})"
+        return f"{self.month}, {first.isoformat()} 00:00 to {following.isoformat()} 00:00 ({TIMEZONE})"
 
     def projects(self) -> list[tuple[str, Decimal]]:
         """Each project's total (exact, summed from its lines), largest first."""
@@ -89,7 +89,7 @@ class Statement:
 
     def title(self) -> str:
         named = date.fromisoformat(self.month + "-01").strftime("%B %Y")
-        return f"GPU chargeback statement: team {self.team}, {named} ({self.month})"
+        return f"GPU chargeback: team {self.team}, {named}"
 
     def project_table(self) -> list[tuple[str, list[str]]]:
         """(kind, cells) rows: a header, each project's lines then its total, and the team's total."""

@@ -10,10 +10,10 @@ from gpu_ledger.statement.chart import svg
 from gpu_ledger.statement.content import Statement
 
 STYLE = """
-body { font-family: Helvetica, Arial, sans-serif; font-size: 14px; max-width: 52rem; margin: 2rem auto; }
+body { font-family: Helvetica, Arial, sans-serif; font-size: 14px; max-width: 60rem; margin: 2rem auto; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.1rem; margin-top: 1.5rem; }
 table { border-collapse: collapse; font-size: 12px; }
-th, td { padding: 2px 8px; text-align: left; } th { border-bottom: 1px solid #999; }
+th, td { padding: 2px 8px; text-align: left; white-space: nowrap; } th { border-bottom: 1px solid #999; }
 td.n, th.n { text-align: right; }
 tr.subtotal, tr.total { font-weight: bold; background: #eee; } tr.total { border-top: 1px solid #999; }
 """
