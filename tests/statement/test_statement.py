@@ -61,7 +61,7 @@ def expected(warehouse: Path) -> list[str]:
         f"The team's total, {money(total)}, is the sum of its",
         f"= {money(bill)} of GPU-hours, all carried by the teams' showback",
         "Jobs are charged for the GPU-hours they held, busy or not",
-        "Idle policy own_consumer: GPU time no job held is charged to the team that owns the machine",
+        "Idle policy (idle_cost_policy) own_consumer: GPU time no job held is charged to the team",
         "Shared GPUs (MIG slices, MPS, time-slicing and other sharing) are split among the jobs",
         *(f"{project} total {money(cost)}" for project, cost in projects.iter_rows()),
     ]

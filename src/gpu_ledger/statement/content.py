@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from pathlib import Path
 
@@ -76,9 +76,8 @@ class Statement:
 
     @property
     def period(self) -> str:
-        first = date.fromisoformat(self.month + "-01")
-        following = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-        return f"{self.month}, {first.isoformat()} 00:00 to {following.isoformat()} 00:00 ({TIMEZONE})"
+        start, end = _instants(date.fromisoformat(self.month + "-01"))
+        return f"{self.month}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} ({TIMEZONE})"
 
     def projects(self) -> list[tuple[str, Decimal]]:
         """Each project's total (exact, summed from its lines), largest first."""
@@ -128,14 +127,15 @@ class Statement:
         ]
         if self.idle_policy == "share":
             paragraphs.append(
-                "Idle policy share: each day's idle GPU time (what no job held) is spread over that day's "
-                f"teams in proportion to their cost; the team carries {money(self.shared_idle)} of it."
+                "Idle policy (idle_cost_policy) share: each day's idle GPU time (what no job held) is "
+                "spread over that day's teams in proportion to their cost; the team carries "
+                f"{money(self.shared_idle)} of it."
             )
         else:
             idle_cost = sum((line.cost for line in idle), Decimal(0))
             paragraphs.append(
-                "Idle policy own_consumer: GPU time no job held is charged to the team that owns the "
-                f"machine (its tags), as workload class idle: {money(idle_cost)} this month."
+                "Idle policy (idle_cost_policy) own_consumer: GPU time no job held is charged to the team "
+                f"that owns the machine (its tags), as workload class idle: {money(idle_cost)} this month."
             )
         if self.shared:
             parts = "; ".join(
@@ -224,12 +224,18 @@ def _idle_policy(warehouse: Path) -> str:
     return "share" if shared["n"][0] else "own_consumer"
 
 
-# the team's job attempts' GPU-hour allocations in the month; parameters: team, first day, first day
+# the team's job attempts' GPU-hour allocations in the month; parameters: team, start, end (UTC instants)
 ALLOCATIONS = (
     " from marts.fct_gpu_hour_allocations as a join marts.dim_jobs as j using (job_key)"
     " where a.consumer_type = 'job' and a.team = ?"
-    " and a.hour_start >= ?::date::timestamptz and a.hour_start < (?::date + interval 1 month)::timestamptz"
+    " and a.hour_start >= ? and a.hour_start < ?"
 )
+
+
+def _instants(first: date) -> tuple[datetime, datetime]:
+    """The month's start and end as UTC instants (never the session's time zone)."""
+    following = date(first.year + first.month // 12, first.month % 12 + 1, 1)
+    return datetime.combine(first, time(), UTC), datetime.combine(following, time(), UTC)
 
 
 def _shared(warehouse: Path, team: str, first: date) -> tuple[tuple[str, str, float, Decimal], ...]:
@@ -238,7 +244,7 @@ def _shared(warehouse: Path, team: str, first: date) -> tuple[tuple[str, str, fl
         "select a.sharing_mode, a.split_basis, sum(a.allocated_seconds * a.share) / 3600 as gpu_hours,"
         " sum(a.cost) as cost" + ALLOCATIONS + " and a.sharing_mode != 'exclusive'"
         " group by all order by cost desc, a.sharing_mode, a.split_basis",
-        [team, first, first],
+        [team, *_instants(first)],
     )
     return tuple(
         (r["sharing_mode"], r["split_basis"], r["gpu_hours"], cents(r["cost"]))
@@ -256,7 +262,7 @@ def _jobs(warehouse: Path, team: str, first: date) -> tuple[Job, ...]:
         " sum(a.busy_gpu_hours) as busy_gpu_hours, sum(a.cost) as cost"
         + ALLOCATIONS
         + " group by j.job_key order by cost desc, j.job_key limit ?",
-        [team, first, first, TOP_JOBS],
+        [team, *_instants(first), TOP_JOBS],
     )
     return tuple(
         Job(
