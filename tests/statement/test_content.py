@@ -4,8 +4,13 @@ no GPU, and totals summed exactly rather than from the rounded lines."""
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
-from gpu_ledger.statement.content import Bill, Line, Statement
+from pypdf import PdfReader
+
+from gpu_ledger.statement.content import NO_JOBS, Bill, Line, Statement
+from gpu_ledger.statement.html import write_html
+from gpu_ledger.statement.pdf import write_pdf
 
 
 def made(lines: list[Line], shared_idle: str = "0", shared=()) -> Statement:
@@ -53,3 +58,13 @@ def test_the_period_runs_to_the_first_of_the_next_year():
     assert made([Line("p1", "training", 1.0, 1.0, Decimal("1"))]).period == (
         "2026-12, 2026-12-01 00:00 to 2027-01-01 00:00 (UTC)"
     )
+
+
+def test_a_team_whose_jobs_held_no_gpu_is_told_so_in_both_forms(tmp_path: Path):
+    statement = made([Line("p1", "idle", 24.0, 0.0, Decimal("30"))])
+    assert statement.method()[0].endswith("this month the team's jobs held none.")
+    write_pdf(statement, tmp_path / "t.pdf")
+    write_html(statement, tmp_path / "t.html")
+    text = " ".join(" ".join(page.extract_text() for page in PdfReader(tmp_path / "t.pdf").pages).split())
+    assert NO_JOBS in text and "Team t1 total $30.00" in text
+    assert NO_JOBS.replace("'", "&#x27;") in (tmp_path / "t.html").read_text()

@@ -95,7 +95,7 @@ def test_the_pdf_states_the_marts_totals_method_and_reconciliation(warehouse: Pa
         assert phrase in text, (phrase, text)
     total = query(warehouse, "select sum(total_cost) as total" + ROWS, [TEAM])["total"][0]
     assert said == f"{out}: team {TEAM}, {MONTH}, total {money(total)}\n"
-    assert "Largest jobs of the month (top 10" in text
+    assert "Largest jobs of the month (the 10 that cost most in the period)" in text
     document = pypdfium2.PdfDocument(out)
     try:
         page = document[0].render(scale=1).to_pil().convert("L")  # the first page has ink: tables and chart
@@ -124,6 +124,7 @@ def test_the_html_says_the_same_and_is_self_contained(warehouse: Path, tmp_path:
         (TEAM, "2026-09", "t.pdf", f"gpu-ledger statement: team {TEAM} has no showback rows in 2026-09"),
         (TEAM, "2026-13", "t.html", "gpu-ledger statement: --month '2026-13' is not a month (YYYY-MM)"),
         (TEAM, MONTH, "t.txt", "gpu-ledger statement: --out"),
+        (TEAM, MONTH, "no-folder/t.pdf", "gpu-ledger statement: --out"),
     ],
 )
 def test_nothing_to_state_is_one_line_and_exit_2(warehouse, tmp_path, capsys, team, month, out, said):

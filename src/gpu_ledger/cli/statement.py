@@ -33,6 +33,9 @@ def statement_command(team: str, month: str, out: Path) -> int:
     if out.suffix.lower() not in FORMS:
         error(f"--out {out}: write a .pdf or an .html file, not {out.suffix or 'a file without a suffix'}")
         return DID_NOT_RUN
+    if not out.parent.is_dir():
+        error(f"--out {out}: no folder {out.parent}")
+        return DID_NOT_RUN
     home = Home(current_home())
     if not home.warehouse.exists():
         error(f"no published warehouse in {home.root}: run gpu-ledger build first")

@@ -20,6 +20,8 @@ from gpu_ledger.read.warehouse import query
 
 TIMEZONE = "UTC"
 TOP_JOBS = 10
+JOBS_HEADING = f"Largest jobs of the month (the {TOP_JOBS} that cost most in the period)"
+NO_JOBS = "None of the team's jobs held a GPU in the month: its cost is idle time of its machines."
 SPLIT_WORDS = {"measured": "measured use", "declared": "declared share", "equal": "time held"}
 
 
@@ -120,11 +122,15 @@ class Statement:
         held = sum(line.gpu_hours for line in self.lines if line.workload_class != "idle")
         busy = sum(line.busy_gpu_hours for line in self.lines if line.workload_class != "idle")
         idle = [line for line in self.lines if line.workload_class == "idle"]
-        paragraphs = [
+        charged = (
             "Jobs are charged for the GPU-hours they held, busy or not, at each GPU-hour's effective "
-            f"(amortised) cost: this month the team's jobs held {number(held)} GPU-hours and kept "
-            f"{number(busy)} of them busy ({pct(100 * busy / held if held else None)})."
-        ]
+            "(amortised) cost"
+        )
+        if held:
+            used = f"{number(held)} GPU-hours and kept {number(busy)} of them busy ({pct(100 * busy / held)})"
+            paragraphs = [f"{charged}: this month the team's jobs held {used}."]
+        else:
+            paragraphs = [f"{charged}; this month the team's jobs held none."]
         if self.idle_policy == "share":
             paragraphs.append(
                 "Idle policy (idle_cost_policy) share: each day's idle GPU time (what no job held) is "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gpu_ledger.read.formats import money
 from gpu_ledger.statement.chart import svg
-from gpu_ledger.statement.content import Statement
+from gpu_ledger.statement.content import JOBS_HEADING, NO_JOBS, Statement
 
 STYLE = """
 body { font-family: Helvetica, Arial, sans-serif; font-size: 14px; max-width: 60rem; margin: 2rem auto; }
@@ -52,8 +52,8 @@ def write_html(statement: Statement, path: Path) -> None:
 {_paragraphs(statement.method())}
 <h2>Reconciliation to the bill</h2>
 {_paragraphs(statement.reconciliation())}
-<h2>Largest jobs of the month (top {len(statement.jobs)} by cost in the period)</h2>
-{_table(statement.job_table(), numeric_from=5)}
+<h2>{JOBS_HEADING}</h2>
+{_table(statement.job_table(), numeric_from=5) if statement.jobs else _paragraphs([NO_JOBS])}
 </body>
 </html>
 """

@@ -14,7 +14,7 @@ from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, Tabl
 
 from gpu_ledger.read.formats import money
 from gpu_ledger.statement.chart import drawing
-from gpu_ledger.statement.content import Statement
+from gpu_ledger.statement.content import JOBS_HEADING, NO_JOBS, Statement
 
 STYLES = getSampleStyleSheet()
 RULE = colors.HexColor("#999999")
@@ -57,8 +57,8 @@ def write_pdf(statement: Statement, path: Path) -> None:
         *(Paragraph(escape(text), body) for text in statement.method()),
         Paragraph("Reconciliation to the bill", heading),
         *(Paragraph(escape(text), body) for text in statement.reconciliation()),
-        Paragraph(f"Largest jobs of the month (top {len(statement.jobs)} by cost in the period)", heading),
-        _table(statement.job_table(), numeric_from=5),
+        Paragraph(JOBS_HEADING, heading),
+        _table(statement.job_table(), numeric_from=5) if statement.jobs else Paragraph(NO_JOBS, body),
     ]
     made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
