@@ -34,6 +34,7 @@ from gpu_ledger.cli import (
     pull,
     simulate,
     sql,
+    statement,
     status,
     validate,
 )
@@ -72,6 +73,7 @@ for command in (
     status.status_command,
     notify.job_command,
     notify.notify_command,
+    statement.statement_command,
     app.app_command,
     demo.demo_command,
 ):
