@@ -411,7 +411,12 @@ def test_ctrl_c_while_duckdb_runs_a_query_of_the_command_is_one_line_and_130(cap
         duckdb.connect().sql("select count(*) from range(10000000000) a, range(10) b").fetchall()
         return 0
 
-    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
-    assert count.main(args=[], prog_name="gpu-ledger", standalone_mode=False) == INTERRUPTED
+    # Python's own Ctrl+C handler, whatever an earlier test of this process left installed
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+        assert count.main(args=[], prog_name="gpu-ledger", standalone_mode=False) == INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, previous)
     err = capsys.readouterr().err
     assert err.endswith(": interrupted\n") and err.count("\n") == 1, err

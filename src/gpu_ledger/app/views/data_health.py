@@ -172,8 +172,9 @@ def _freshness(now: datetime) -> None:
         )
     cols[3].metric(
         "Unmonitored GPUs",
-        f"{int(gpus['unmonitored']):,} of {int(gpus['gpus']):,}",
-        help="GPUs that are billed but have no DCGM telemetry: their cost is kept, their use is unknown.",
+        f"{int(gpus['unmonitored']):,}",
+        help=f"Of the fleet's {int(gpus['gpus']):,} GPUs, those billed but with no DCGM telemetry: their "
+        "cost is kept, their use is unknown.",
     )
     if fresh.empty:
         st.info("No source holds data yet: ingest files and build.", icon=":material/inbox:")
