@@ -25,6 +25,7 @@ PAGES = {
     "budgets": "Budget consumed",
     "waste": "Open idle periods",
     "jobs": "Job attempts",
+    "owners": "Nothing has been sent",
     "purchasing": "Saved vs on-demand",
     "business": "Cost per 1k inference requests",
     "capacity": "Provisioned GPU-hours",

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pandas as pd
 import streamlit as st
 
-from gpu_ledger.app import data, filters
+from gpu_ledger.app import data, figures, filters
 from gpu_ledger.notify.digest import Digest
 from gpu_ledger.notify.state import Sent
 from gpu_ledger.read.formats import money, number, pct
@@ -65,7 +65,7 @@ def lists(d: Digest) -> None:
             }
             for j in d.jobs
         ]
-        st.dataframe(pd.DataFrame(jobs), hide_index=True, width="stretch")
+        figures.table(pd.DataFrame(jobs), width="stretch")
     if d.budgets:
         st.markdown("**Budgets at risk** (UTC months)")
         budgets = [
@@ -81,7 +81,7 @@ def lists(d: Digest) -> None:
             }
             for b in d.budgets
         ]
-        st.dataframe(pd.DataFrame(budgets), hide_index=True, width="stretch")
+        figures.table(pd.DataFrame(budgets), width="stretch")
     if d.anomalies:
         st.markdown("**Cost anomalies** (UTC days)")
         anomalies = [
@@ -94,7 +94,7 @@ def lists(d: Digest) -> None:
             }
             for a in d.anomalies
         ]
-        st.dataframe(pd.DataFrame(anomalies), hide_index=True, width="stretch")
+        figures.table(pd.DataFrame(anomalies), width="stretch")
 
 
 def changed(d: Digest, sent: Sent) -> list[str]:
@@ -147,6 +147,6 @@ if filters.require_warehouse():
         for owner in sorted({s.owner for s in sent}):
             mine = [s for s in sent if s.owner == owner]
             st.subheader(owner)
-            st.dataframe(deliveries(mine), hide_index=True, width="stretch")
+            figures.table(deliveries(mine), width="stretch")
             for period in sorted({s.period for s in mine}, key=lambda p: (p.first, p.last), reverse=True):
                 digest_of([s for s in mine if s.period == period])
