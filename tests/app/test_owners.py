@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_ledger.app.figures import TILE_CHARS
 from gpu_ledger.home import Home
 from gpu_ledger.notify.send import notify
 from gpu_ledger.read.formats import money
@@ -53,7 +54,8 @@ def test_the_page_lists_what_each_owner_was_sent_with_the_message_figures(
     assert (row["Channel"], row["Address"]) == ("email", "lead@example.com")
     assert "2026-10-01 to 2026-10-07 (Europe/Berlin)" in " ".join(m.value for m in at.markdown)
     for label, figure in sent.items():
-        assert metric(at, label) == figure, label
+        assert metric(at, label) == figure, label  # the exact figure (a long one is compact, exact in help)
+    assert all(len(m.value) <= TILE_CHARS for m in at.metric)
     assert not at.warning  # the warehouse has not changed since: the figures the log kept agree
     # the log keeps what the page needs, beside the time: the owners file, the scope, the figures as sent
     (entry,) = json.loads((fleet_home / "notify" / "sent.json").read_text()).values()

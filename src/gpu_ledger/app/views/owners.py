@@ -42,13 +42,17 @@ def deliveries(sent: list[Sent]) -> pd.DataFrame:
 
 def headline(d: Digest) -> None:
     spend, util, unused = st.columns(3)
-    spend.metric("Spend", money(d.spend), help="What the owner's jobs and its teams' idle GPUs cost.")
+    figures.tile(
+        spend, "Spend", "currency", d.spend, help="What the owner's jobs and its teams' idle GPUs cost."
+    )
     util.metric(
         "Utilisation",
         pct(d.utilisation_pct),
         help=f"{number(d.busy_gpu_hours)} busy of {number(d.held_gpu_hours)} GPU-hours its jobs held.",
     )
-    unused.metric("Idle GPUs no job used", money(d.unused_cost), help="Its teams' machines, idle.")
+    figures.tile(
+        unused, "Idle GPUs no job used", "currency", d.unused_cost, help="Its teams' machines, idle."
+    )
 
 
 def lists(d: Digest) -> None:
