@@ -17,6 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from gpu_ledger.home import Home
+from gpu_ledger.notify.config import Owner
+from gpu_ledger.notify.digest import Digest, Period, digest
+from gpu_ledger.notify.state import Sent, read_sent
 from gpu_ledger.read import sql_output, user_sql
 from gpu_ledger.read.user_sql import RejectedQuery
 from gpu_ledger.read.warehouse import WarehouseMissing, snapshot, writer
@@ -105,6 +108,27 @@ def run_user_sql(sql: str) -> tuple[pd.DataFrame, bool, list[str]]:
     return sql_output.rounded(frame).to_pandas(), cut, sql_output.money_columns(frame)
 
 
+# --- what notify sent ----------------------------------------------------------------------------
+
+
+def sent() -> list[Sent]:
+    """The digests `gpu-ledger notify` delivered from this home: `<home>/notify/sent.json`, read once
+    per call and closed, no lock taken (notify replaces it whole)."""
+    return read_sent(home())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _digest(path: str, version: float, owner: Owner, period: Period) -> Digest:
+    del version
+    return digest(Path(path), owner, period)
+
+
+def owner_digest(owner: Owner, period: Period) -> Digest:
+    """The owner's digest of the period, computed as notify computes the message (notify.digest)."""
+    path = warehouse_path()
+    return _digest(str(path), warehouse_version(path), owner, period)
+
+
 # --- docs -----------------------------------------------------------------------------------------
 
 
@@ -140,9 +164,11 @@ __all__ = [
     "mart_docs",
     "mart_exists",
     "marts",
+    "owner_digest",
     "query",
     "run_user_sql",
     "scalar",
+    "sent",
     "warehouse_exists",
     "warehouse_path",
 ]

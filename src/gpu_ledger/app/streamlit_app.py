@@ -29,6 +29,7 @@ pages = {
         st.Page(PAGES / "budgets.py", title="Budgets", icon=":material/savings:"),
         st.Page(PAGES / "waste.py", title="Waste", icon=":material/delete:"),
         st.Page(PAGES / "jobs.py", title="Jobs & training runs", icon=":material/work:"),
+        st.Page(PAGES / "owners.py", title="Owners", icon=":material/mail:"),
     ],
     "Plan": [
         st.Page(PAGES / "purchasing.py", title="Purchasing", icon=":material/shopping_cart:"),

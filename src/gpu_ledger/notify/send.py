@@ -20,7 +20,7 @@ from gpu_ledger.home import Home
 from gpu_ledger.notify import channels, render
 from gpu_ledger.notify.config import Config, Owner, load_config
 from gpu_ledger.notify.digest import Digest, Period, digest
-from gpu_ledger.notify.state import sent_log
+from gpu_ledger.notify.state import detail, sent_log
 
 
 @dataclass(frozen=True)
@@ -57,19 +57,19 @@ def notify(home: Home, config_path: Path, first: date, last: date, dry_run: Path
     time zone; the summary has one line per address and webhook."""
     config = load_config(config_path)
     period = Period(first, last, config.timezone)
+    reports = [digest(home.warehouse, owner, period) for owner in config.owners]
     deliveries = [
-        (owner.name, *delivery)
-        for owner in config.owners
-        for delivery in _deliveries(config, owner, digest(home.warehouse, owner, period))
+        (report, *delivery) for report in reports for delivery in _deliveries(config, report.owner, report)
     ]
     outcomes = []
     if dry_run is not None:
-        for owner, target, _, write in deliveries:
-            write(dry_run / _slug(owner))
-            outcomes.append(Outcome(owner, target, "written"))
+        for report, target, _, write in deliveries:
+            write(dry_run / _slug(report.owner.name))
+            outcomes.append(Outcome(report.owner.name, target, "written"))
         return Summary(period, tuple(outcomes))
     with sent_log(home) as sent:
-        for owner, target, deliver, _ in deliveries:
+        for report, target, deliver, _ in deliveries:
+            owner = report.owner.name
             fact = f"digest|{owner}|{period.key}|{target}"
             if fact in sent:
                 outcomes.append(Outcome(owner, target, "already_sent"))
@@ -79,7 +79,7 @@ def notify(home: Home, config_path: Path, first: date, last: date, dry_run: Path
             except channels.DeliveryError as exc:
                 outcomes.append(Outcome(owner, target, "failed", str(exc)))
                 continue
-            sent.record(fact)
+            sent.record(fact, detail(config_path, report))
             outcomes.append(Outcome(owner, target, "sent"))
     return Summary(period, tuple(outcomes))
 
