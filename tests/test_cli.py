@@ -40,6 +40,7 @@ CONTRACT_COMMANDS = (
     "metrics",
     "job",
     "notify",
+    "run",
 )
 JOBS_CSV = "job_id,scheduler,submitted_at,gpus\nj-1,ray,2026-10-01T00:00:00Z,1\n"
 

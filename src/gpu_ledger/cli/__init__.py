@@ -32,6 +32,7 @@ from gpu_ledger.cli import (
     notify,
     publish,
     pull,
+    run,
     simulate,
     sql,
     status,
@@ -72,6 +73,7 @@ for command in (
     status.status_command,
     notify.job_command,
     notify.notify_command,
+    run.run_command,
     app.app_command,
     demo.demo_command,
 ):
