@@ -10,8 +10,9 @@ not inherited by child processes (Python opens it close-on-exec), so a dbt left 
 The file's content says who holds the lock (pid, command, start time), so that a second writer can
 tell the user who to wait for; it is emptied on release and ignored when its pid is no longer alive.
 
-The lock is reentrant within a process: `gpu-ledger run` holds it for the whole run, and the stages it
-calls (ingest, pull, build), which take it themselves when run alone, find it already theirs.
+The lock is reentrant within a thread: `gpu-ledger run` holds it for the whole run, and the stages it
+calls (ingest, pull, build), which take it themselves when run alone, find it already theirs; two
+threads of one process still exclude each other.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +32,7 @@ from pathlib import Path
 
 LOCK_FILE = ".lock"
 POLL_S = 0.2
-_held: set[Path] = set()  # the homes this process holds the lock of
+_held: set[tuple[Path, int]] = set()  # (home, thread) of the locks this process holds
 
 
 class HomeBusy(RuntimeError):
@@ -84,12 +86,12 @@ def home_lock(
 ) -> Iterator[None]:
     """Hold the home's writer lock for the duration of the block.
 
-    A block inside another of the same process's for the same home holds it already and takes nothing.
+    A block inside another of the same thread's for the same home holds it already and takes nothing.
     Without `wait` a held lock raises HomeBusy at once; with it, the caller is told who it waits for
     and retries until the lock is free or `wait` seconds have passed.
     """
     root.mkdir(parents=True, exist_ok=True)
-    key = root.resolve()
+    key = (root.resolve(), threading.get_ident())
     if key in _held:  # an outer block of this process holds it: the lock is ours until that one ends
         yield
         return
