@@ -12,17 +12,23 @@ import pytest
 from gpu_ledger.cli import main
 from gpu_ledger.cli.run import load_run_config
 from gpu_ledger.lock import LOCK_FILE
+from gpu_ledger.read.warehouse import query
 
 from ..notify.conftest import free_port
 
 SAMPLE = Path(__file__).with_name("run.yml")
+SLURM_JOB = (
+    "select job_id, cluster from marts.dim_jobs where scheduler = 'slurm' and job_id not like '%\\_%'"
+    " escape '\\' order by job_key limit 1"
+)
 OWNERS = "owners:\n  vision-lead:\n    teams: [vision]\n    email: [lead@example.com]\n"
 
 
 def _config(folder: Path, sim: Path, pull: str = "") -> Path:
     (folder / "owners.yml").write_text(OWNERS)
     path = folder / "run.yml"
-    path.write_text(f"{pull}ingest:\n  paths: ['{sim}']\nnotify:\n  config: owners.yml\n  dry_run: out\n")
+    notify = "notify:\n  config: owners.yml\n  dry_run: out\n  domain: example.com\n"
+    path.write_text(f"{pull}ingest:\n  paths: ['{sim}']\n{notify}")
     return path
 
 
@@ -36,10 +42,13 @@ def test_the_sample_config_reads(tmp_path: Path):
     assert config.ingest is not None and config.ingest.paths[0] == tmp_path / "exports" / "billing"
     assert config.build_vars == "{idle_threshold_pct: 5}"
     assert config.notify is not None and config.notify.config == tmp_path / "owners.yml"
+    assert config.notify.domain == "example.com"
 
 
 @pytest.mark.slow
-def test_a_run_lands_builds_and_notifies_then_finds_nothing_new(sim: Path, tmp_path: Path, capsys):
+def test_a_run_lands_builds_and_notifies_then_finds_nothing_new(
+    sim: Path, tmp_path: Path, capsys, monkeypatch
+):
     home = ["--home", str(tmp_path / "home")]
     config = _config(tmp_path, sim)
     assert main([*home, "run", "--config", str(config), "--quiet"]) == 0
@@ -50,18 +59,28 @@ def test_a_run_lands_builds_and_notifies_then_finds_nothing_new(sim: Path, tmp_p
     assert lines[3].startswith("run: 3 stages done in ") and "nothing new" not in lines[3], lines
     assert len(list((tmp_path / "out" / "vision-lead").glob("email-*.eml"))) == 1
 
+    # Slurm's MailProg queued a finished job: the run writes its report, with nothing new to build
+    job = query(tmp_path / "home" / "warehouse.duckdb", SLURM_JOB).row(0, named=True)
+    monkeypatch.setenv("SLURM_JOB_MAIL_TYPE", "Ended")
+    monkeypatch.setenv("SLURM_CLUSTER_NAME", job["cluster"])
+    subject = f"Slurm Job_id={job['job_id']} Name=x Ended, Run time 00:01:02, COMPLETED, ExitCode 0"
+    assert main([*home, "mailprog", "-s", subject, "alice"]) == 0
+    capsys.readouterr()
     assert main([*home, "run", "--config", str(config), "--quiet"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "0 rows landed" in lines[0] and lines[1].startswith("build: nothing new since"), lines
-    assert lines[3].endswith(": nothing new since the last run, the warehouse unchanged"), lines
+    assert lines[3] == "reports: 0 sent, 1 written, 0 waiting, 0 expired, 0 failed", lines
+    assert lines[4].endswith(": nothing new since the last run, the warehouse unchanged"), lines
+    (report,) = (tmp_path / "out").glob("job-*-alice@example.com.eml")
+    assert f"Job {job['job_id']} (slurm, cluster {job['cluster']}" in report.read_text()
 
     # a Prometheus nobody answers: the pull fails, the rest still runs but notify, which needs it
     dead = f"pull:\n  prometheus: {{url: 'http://127.0.0.1:{free_port()}', lookback: 1h}}\n"
     assert main([*home, "run", "--config", str(_config(tmp_path, sim, dead)), "--quiet"]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["pull", "ingest", "build", "notify", "run"], lines
+    assert [line.split(":")[0] for line in lines] == ["pull", "ingest", "build", "notify", "reports", "run"]
     assert lines[0].startswith("pull: failed: ") and lines[3] == "notify: skipped as pull failed", lines
-    assert lines[4].startswith("run: pull failed, notify skipped after "), lines
+    assert lines[5].startswith("run: pull failed, notify skipped, reports skipped after "), lines
 
 
 def test_a_config_it_cannot_use_is_one_line_and_2(tmp_path: Path, capsys):

@@ -28,6 +28,7 @@ from gpu_ledger.cli import (
     demo,
     export,
     ingest,
+    mailprog,
     metrics,
     notify,
     publish,
@@ -74,6 +75,7 @@ for command in (
     notify.job_command,
     notify.notify_command,
     run.run_command,
+    mailprog.mailprog_command,
     app.app_command,
     demo.demo_command,
 ):

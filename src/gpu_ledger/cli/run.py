@@ -3,9 +3,10 @@ build, notify, under the home's lock for the whole run.
 
 Each stage prints one line, `<stage>: <what it did>`, and the run ends with `run: ...`. A stage that
 fails makes the run exit 1 and skips the stages that depend on it, saying so. Build depends on none:
-after a failed pull or a rejected file it publishes what landed, as a build of its own would. Notify
-depends on every stage before it: a digest of incomplete data would be sent once, and never again
-corrected. Exit 2: the config is unusable or the home is busy, and nothing ran.
+after a failed pull or a rejected file it publishes what landed, as a build of its own would. Notify,
+and the reports of the jobs Slurm's MailProg queued (`gpu_ledger.notify.mailprog`), depend on every
+stage before them: a message of incomplete data would be sent once, and never again corrected.
+Exit 2: the config is unusable or the home is busy, and nothing ran.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ SECTIONS = {
     "prometheus": {"url", "lookback", "step", "match"},
     "ingest": {"paths", "timezone", "sacct_fields", "host"},
     "build": {"vars"},
-    "notify": {"config", "days", "dry_run"},
+    "notify": {"config", "days", "dry_run", "domain"},
 }
 UNITS = {"m": 60, "h": 3600, "d": 86400}
 
@@ -74,6 +75,7 @@ class Notify:
     config: Path
     days: int = 7
     dry_run: Path | None = None
+    domain: str | None = None  # a queued job's report goes to user@domain where owners.yml has no address
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,8 @@ def _notify(path: Path, base: Path, section: dict) -> Notify:
     if days < 1:
         raise RunConfigError(f"{path}: notify.days must be at least 1")
     dry_run = section.get("dry_run")
-    return Notify(owners, days, base / Path(str(dry_run)).expanduser() if dry_run else None)
+    folder = base / Path(str(dry_run)).expanduser() if dry_run else None
+    return Notify(owners, days, folder, _text(section.get("domain")))
 
 
 @dataclass(frozen=True)
@@ -216,11 +219,11 @@ def run_command(config_path: Path, wait: float | None) -> int:
     with home_lock(home, "run", wait=wait):
         log_to_home(home)
         stages = run_stages(home, config)
-    failed = [f"{s.name} {s.status}" for s in stages if s.status != "done"]
-    if failed:
-        final = f"run: {', '.join(failed)} after {time.monotonic() - started:.0f} s"
+    problems = [f"{s.name} {s.status}" for s in stages if s.status != "done"]
+    if problems:
+        final = f"run: {', '.join(problems)} after {time.monotonic() - started:.0f} s"
     else:
-        nothing_new = not any(s.changed for s in stages if s.name != "notify")
+        nothing_new = not any(s.changed for s in stages if s.name in ("pull", "ingest", "build"))
         final = f"run: {len(stages)} stages done in {time.monotonic() - started:.0f} s" + (
             ": nothing new since the last run, the warehouse unchanged" if nothing_new else ""
         )
@@ -231,6 +234,8 @@ def run_command(config_path: Path, wait: float | None) -> int:
 
 def run_stages(home: Path, config: RunConfig) -> list[Stage]:
     """Run the configured stages in order, printing each one's line as it ends."""
+    from gpu_ledger.notify.mailprog import queue_folder
+
     stages: list[Stage] = []
 
     def record(stage: Stage) -> None:
@@ -244,12 +249,18 @@ def run_stages(home: Path, config: RunConfig) -> list[Stage]:
     if config.ingest is not None:
         record(_ingest_stage(home, config.ingest))
     record(_build(home, config.build_vars))
-    if config.notify is not None:
-        failed = [s.name for s in stages if s.status == "failed"]
+    if config.notify is None:
+        return stages
+    failed = [s.name for s in stages if s.status == "failed"]
+    if failed:
+        record(Stage("notify", "skipped", f"skipped as {' and '.join(failed)} failed", changed=False))
+    else:
+        record(_notify_stage(home, config.notify))
+    if queue_folder(Home(home)).is_dir():  # Slurm's MailProg queued jobs here (gpu-ledger mailprog)
         if failed:
-            record(Stage("notify", "skipped", f"skipped as {' and '.join(failed)} failed", changed=False))
+            record(Stage("reports", "skipped", f"skipped as {' and '.join(failed)} failed", changed=False))
         else:
-            record(_notify_stage(home, config.notify))
+            record(_reports(home, config.notify))
     return stages
 
 
@@ -333,6 +344,16 @@ def _notify_stage(home: Path, config: Notify) -> Stage:
             click.echo(outcome.line(), err=True)
     head = summary.text().splitlines()[0].removeprefix("notify ")
     return Stage("notify", _status(not summary.failed), head)
+
+
+def _reports(home: Path, config: Notify) -> Stage:
+    from gpu_ledger.notify.config import load_config
+    from gpu_ledger.notify.mailprog import deliver
+
+    done = deliver(Home(home), load_config(config.config), config.domain, config.dry_run)
+    for problem in done.problems:
+        click.echo(problem, err=True)
+    return Stage("reports", _status(not done.counts.get("failed")), done.line())
 
 
 def _status(ok: bool) -> str:
