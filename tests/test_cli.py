@@ -41,6 +41,8 @@ CONTRACT_COMMANDS = (
     "job",
     "notify",
     "statement",
+    "run",
+    "mailprog",
 )
 JOBS_CSV = "job_id,scheduler,submitted_at,gpus\nj-1,ray,2026-10-01T00:00:00Z,1\n"
 

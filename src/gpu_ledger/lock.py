@@ -9,6 +9,10 @@ not inherited by child processes (Python opens it close-on-exec), so a dbt left 
 
 The file's content says who holds the lock (pid, command, start time), so that a second writer can
 tell the user who to wait for; it is emptied on release and ignored when its pid is no longer alive.
+
+The lock is reentrant within a thread: `gpu-ledger run` holds it for the whole run, and the stages it
+calls (ingest, pull, build), which take it themselves when run alone, find it already theirs; two
+threads of one process still exclude each other.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +32,7 @@ from pathlib import Path
 
 LOCK_FILE = ".lock"
 POLL_S = 0.2
+_held: set[tuple[Path, int]] = set()  # (home, thread) of the locks this process holds
 
 
 class HomeBusy(RuntimeError):
@@ -80,19 +86,26 @@ def home_lock(
 ) -> Iterator[None]:
     """Hold the home's writer lock for the duration of the block.
 
+    A block inside another of the same thread's for the same home holds it already and takes nothing.
     Without `wait` a held lock raises HomeBusy at once; with it, the caller is told who it waits for
     and retries until the lock is free or `wait` seconds have passed.
     """
     root.mkdir(parents=True, exist_ok=True)
+    key = (root.resolve(), threading.get_ident())
+    if key in _held:  # an outer block of this process holds it: the lock is ours until that one ends
+        yield
+        return
     fd = os.open(root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         _acquire(fd, root, wait, notify)
         record = {"pid": os.getpid(), "command": command, "started_at": datetime.now(UTC).isoformat()}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(record).encode(), 0)
+        _held.add(key)
         try:
             yield
         finally:
+            _held.discard(key)
             os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:

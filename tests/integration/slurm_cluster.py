@@ -154,6 +154,7 @@ class SlurmCluster:
     mem_per_node_mb: int = 512_000
     partition: str = "gpu"
     users: tuple[SlurmUser, ...] = DEFAULT_USERS
+    mail_prog: str | None = None  # slurm.conf's MailProg, run by slurmctld for jobs' --mail-type
     keep_dir: bool = False
     start_timeout_s: float = 90.0
     root: Path = field(init=False)
@@ -502,6 +503,7 @@ class SlurmCluster:
             "DefMemPerCPU=1000",
             "GresTypes=gpu,shard",
             "SlurmdParameters=config_overrides",  # a 2-core machine may claim big nodes
+            *([f"MailProg={self.mail_prog}"] if self.mail_prog else []),
             "ReturnToService=2",
             "SchedulerType=sched/backfill",
             "SchedulerParameters=sched_interval=2,bf_interval=2",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +23,9 @@ from gpu_ledger.cli.common import (
 )
 from gpu_ledger.home import Home
 from gpu_ledger.lock import home_lock
+
+if TYPE_CHECKING:
+    from gpu_ledger.ingest.runner import Outcome
 
 INGEST_HELP = "land billing, telemetry, scheduler, event and business files (format detected by content)"
 
@@ -98,12 +102,19 @@ def run(
     if not outcomes:
         error(f"no files in {', '.join(map(str, paths))} (hidden files are skipped): nothing was ingested")
         return DID_NOT_RUN
-    rows = sum(o.rows for o in outcomes)
-    summary = (
-        f"{plural(len(outcomes), 'file')}: "
-        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        + f"; {plural(rows, 'row')} landed in {Home(home).landed}"
-    )
+    summary = summarize(outcomes, home)
     logger.info(summary)
     click.echo(summary)
     return FAILED if counts.get("rejected") else OK
+
+
+def summarize(outcomes: list[Outcome], home: Path) -> str:
+    """One line: the files by status (landed, unchanged, rejected, ...) and the rows landed."""
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    return (
+        f"{plural(len(outcomes), 'file')}: "
+        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        + f"; {plural(sum(o.rows for o in outcomes), 'row')} landed in {Home(home).landed}"
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
 from gpu_ledger.cli.common import (
@@ -18,6 +21,9 @@ from gpu_ledger.cli.common import (
 )
 from gpu_ledger.home import Home
 from gpu_ledger.lock import home_lock
+
+if TYPE_CHECKING:
+    from gpu_ledger.ingest.prometheus_pull import PullResult
 
 PULL_HELP = "pull DCGM series from a Prometheus (or Thanos/Mimir) HTTP API, in chunks, resumable"
 
@@ -85,10 +91,15 @@ def pull_prometheus_command(
         return FAILED
     for outcome in result.rejected:
         click.echo(f"rejected: {outcome.error}", err=True)
-    summary = (
-        f"{result.chunks} chunks: {result.fetched} fetched, {result.skipped} already landed; "
-        f"{result.rows:,} samples landed in {Home(home).landed}"
-    )
+    summary = summarize(result, home)
     logger.info(summary)
     click.echo(summary)
     return FAILED if result.rejected else OK
+
+
+def summarize(result: PullResult, home: Path) -> str:
+    """One line: the chunks fetched and already landed, and the samples landed."""
+    return (
+        f"{result.chunks} chunks: {result.fetched} fetched, {result.skipped} already landed; "
+        f"{result.rows:,} samples landed in {Home(home).landed}"
+    )
