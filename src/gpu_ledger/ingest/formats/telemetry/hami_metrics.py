@@ -23,7 +23,7 @@ import re
 from gpu_ledger.ingest.base import Format, LoadContext
 from gpu_ledger.ingest.formats.telemetry.dcgm_metrics import observed_at
 from gpu_ledger.ingest.formats.telemetry.exposition import TimeSource, parse_and_land
-from gpu_ledger.ingest.formats.telemetry.inference_metrics import TIMESTAMPED
+from gpu_ledger.ingest.formats.telemetry.inference_metrics import scrape_of
 from gpu_ledger.ingest.sniff import Sniff
 from gpu_ledger.ingest.telemetry import HAMI_METRICS
 
@@ -34,14 +34,7 @@ _HAMI_LINE = re.compile(rf"^\s*(?:#\s*(?:HELP|TYPE)\s+)?(?:{_NAMES})[\s{{]", re.
 
 def detect(s: Sniff) -> bool:
     """A HAMi container family or sample in the head, and sample lines without timestamps."""
-    if s.is_parquet or s.text.lstrip().startswith(("{", "[")):
-        return False
-    if not _HAMI_LINE.search(s.text):
-        return False
-    samples = [
-        line for line in s.text.splitlines()[:50] if line.strip() and not line.lstrip().startswith("#")
-    ]
-    return not any(TIMESTAMPED.match(line) for line in samples)
+    return scrape_of(s, _HAMI_LINE)
 
 
 def load(ctx: LoadContext) -> None:

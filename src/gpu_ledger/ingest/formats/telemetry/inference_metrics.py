@@ -31,16 +31,22 @@ _SERVER_LINE = re.compile(rf"^\s*(?:#\s*(?:HELP|TYPE)\s+)?(?:{_PREFIXES})[a-zA-Z
 TIMESTAMPED = re.compile(r'^\s*[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[^"}]|"(?:[^"\\]|\\.)*")*\})?\s+\S+\s+\S+\s*$')
 
 
-def detect(s: Sniff) -> bool:
-    """An inference server's family or sample in the head, and sample lines without timestamps."""
+def scrape_of(s: Sniff, family_line: re.Pattern[str]) -> bool:
+    """A /metrics text snapshot whose head holds a line `family_line` matches, and sample lines without
+    timestamps (a promtool dump has them)."""
     if s.is_parquet or s.text.lstrip().startswith(("{", "[")):
         return False
-    if not _SERVER_LINE.search(s.text):
+    if not family_line.search(s.text):
         return False
     samples = [
         line for line in s.text.splitlines()[:50] if line.strip() and not line.lstrip().startswith("#")
     ]
     return not any(TIMESTAMPED.match(line) for line in samples)
+
+
+def detect(s: Sniff) -> bool:
+    """An inference server's family or sample in the head, and sample lines without timestamps."""
+    return scrape_of(s, _SERVER_LINE)
 
 
 def load(ctx: LoadContext) -> None:
