@@ -31,8 +31,9 @@ renamed as (
         -- resources
         nnodes as node_count,
         ncpus as cpu_count,
-        alloc_gpus as alloc_gpu_count,
-        req_gpus as req_gpu_count,
+        -- cast: a header-only file landed before ingest typed its empty columns holds them as text
+        cast(alloc_gpus as bigint) as alloc_gpu_count,
+        cast(req_gpus as bigint) as req_gpu_count,
         gpu_type,
         case
             when alloc_tres is null then {{ workloads_tres_count('req_tres', 'shard') }}

@@ -368,8 +368,10 @@ def load(ctx: LoadContext) -> None:
             keys, [hosts[k] for k in keys], default=[], return_dtype=pl.List(pl.String)
         )
 
+    # every column in its declared type: a file of no rows (what `sacct -P` prints when no job
+    # matches) leaves the parsed ones in whatever type an empty parse has
     columns = [
-        out[c].alias(c) if c in out else pl.Series(c, [None] * frame.height, dtype=dtype)
+        out[c].cast(dtype).alias(c) if c in out else pl.Series(c, [None] * frame.height, dtype=dtype)
         for c, dtype in COLUMNS.items()
     ]
     # fields without a column of their own: kept as a MAP so nothing sacct printed is lost
