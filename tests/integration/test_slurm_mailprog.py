@@ -1,28 +1,109 @@
-"""A real Slurm cluster whose MailProg is `gpu-ledger mailprog`: slurmctld calls it for a job that
-asked for mail; the job's end queues it for its priced report, its start is forwarded unchanged."""
+"""A real Slurm cluster whose MailProg is `gpu-ledger mailprog`, end to end: slurmctld calls it for a job
+that asked for mail; the job's start is forwarded unchanged, its end queues it; the cluster's own
+`sacct -P` output is ingested with the machines' asset register and DCGM telemetry (what prices a job
+on owned servers), built, and `gpu-ledger run` mails the job its priced report through a real SMTP
+server. The mail a client reads names the job, when it ran in which time zone, and its cost to the
+cent of fct_job_costs."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from email import message_from_bytes, policy
+from email.message import EmailMessage
 from pathlib import Path
 
+import duckdb
 import pytest
+from aiosmtpd.controller import Controller
 
 from gpu_ledger.home import Home
 from gpu_ledger.notify.mailprog import queue_folder
+from gpu_ledger.read.formats import money
 from tests.integration.slurm_cluster import SlurmCluster, skip_reason
+from tests.notify.conftest import Mailbox, free_port
 
 SKIP = skip_reason()
 SRC = Path(__file__).resolve().parents[2] / "src"
+SACCT_FIELDS = [
+    *("JobID", "JobIDRaw", "Cluster", "User", "Account", "WCKey", "Partition", "State", "ExitCode"),
+    *("Submit", "Eligible", "Start", "End", "ElapsedRaw", "Timelimit", "NNodes", "NCPUS", "ReqTRES"),
+    *("AllocTRES", "NodeList", "JobName"),
+]
+"""What a site's export runs: `sacct --allusers --duplicates --parsable2 --format=...`, JobName last."""
+PRICE = 360_000_000  # an 8-GPU server's purchase price: about $1,700 a GPU-hour, so seconds cost dollars
 
 
-@pytest.mark.minutes(1)
+@pytest.fixture
+def mailbox() -> Iterator[tuple[Mailbox, int]]:
+    box, port = Mailbox(), free_port()
+    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield box, port
+    finally:
+        controller.stop()
+
+
+def assets(cluster: SlurmCluster) -> str:
+    """The asset register of the cluster's nodes: one owned 8-GPU A100 server each."""
+    rows = [
+        f"a-{n},{node},{cluster.cluster_name},dc1,DGX A100,A100-SXM4-40GB,{cluster.gpus_per_node},{PRICE},"
+        "2026-01-01,36,300,200,1.2,0.1,USD"
+        for n, node in enumerate(cluster.nodes, start=1)
+    ]
+    header = (
+        "asset_id,hostname,cluster,site,vendor_model,gpu_model,gpu_count,purchase_price,purchase_date,"
+        "depreciation_months,facility_cost_per_month,staff_cost_per_month,pue,electricity_price_per_kwh,currency"
+    )
+    return "\n".join([header, *rows]) + "\n"
+
+
+def dcgm(cluster: SlurmCluster, first: datetime, last: datetime) -> dict:
+    """DCGM on the cluster's nodes as a Prometheus range query returns it: each GPU 50 % busy, every 15 s
+    from `first` to `last` (the hours the warehouse costs the owned servers for)."""
+    stamps = [first.timestamp() + 15 * i for i in range(int((last - first).total_seconds()) // 15 + 1)]
+    series = [
+        {
+            "metric": {
+                "__name__": "DCGM_FI_DEV_GPU_UTIL",
+                "gpu": str(gpu),
+                "UUID": f"GPU-5a1e0000-0000-4000-8000-{n:06d}{gpu:06d}",
+                "modelName": "NVIDIA A100-SXM4-40GB",
+                "Hostname": node,
+            },
+            "values": [[stamp, "50"] for stamp in stamps],
+        }
+        for n, node in enumerate(cluster.nodes)
+        for gpu in range(cluster.gpus_per_node)
+    ]
+    return {"status": "success", "data": {"resultType": "matrix", "result": series}}
+
+
+def job_costed(warehouse: Path, key: str) -> tuple[Decimal, datetime, datetime]:
+    """(cost, started_at, ended_at) of one job attempt, as fct_job_costs and dim_jobs have them."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        return con.execute(
+            "select c.cost, j.started_at, j.ended_at from marts.fct_job_costs as c"
+            " join marts.dim_jobs as j using (job_key) where job_key = ?",
+            [key],
+        ).fetchone()
+
+
+@pytest.mark.minutes(2)
 @pytest.mark.slow
 @pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
-def test_a_finished_job_reaches_the_queue_through_mailprog(tmp_path: Path):
-    home, forwarded = tmp_path / "home", tmp_path / "forwarded"
+def test_a_finished_job_is_mailed_its_priced_report_through_mailprog(
+    tmp_path: Path, mailbox: tuple[Mailbox, int]
+):
+    home, forwarded, exports = tmp_path / "home", tmp_path / "forwarded", tmp_path / "exports"
+    exports.mkdir()
     mail = tmp_path / "mail"  # the system's mail program: records what it is given
     mail.write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> {forwarded}\necho >> {forwarded}\n')
     wrapper = tmp_path / "gpu-ledger-mailprog"  # what docs/notify.md puts in slurm.conf
@@ -35,12 +116,16 @@ def test_a_finished_job_reaches_the_queue_through_mailprog(tmp_path: Path):
     tmp_path.chmod(0o755)
     with SlurmCluster(mail_prog=str(wrapper)) as cluster:
         mail_options = ["--mail-type=BEGIN,END", "--mail-user=alice"]
-        job = cluster.submit("sleep 1", gpus=1, name="train", extra=mail_options)
+        job = cluster.submit("sleep 5", gpus=1, name="train", extra=mail_options)
         cluster.wait_for(job, "COMPLETED", timeout=60)
         queued = queue_folder(Home(home)) / f"{cluster.cluster_name}-{job}.json"
         deadline = time.monotonic() + 30  # slurmctld mails from a thread of its own, after the job's end
         while not queued.exists() and time.monotonic() < deadline:
             time.sleep(0.5)
+        (exports / "sacct.txt").write_text(cluster.sacct(SACCT_FIELDS))  # the real command's output
+        (exports / "assets.csv").write_text(assets(cluster))
+        telemetry = dcgm(cluster, cluster.started_at - timedelta(minutes=1), datetime.now(UTC))
+        (exports / "dcgm.json").write_text(json.dumps(telemetry))
         logs = cluster.logs()
     assert queued.exists(), logs
     record = json.loads(queued.read_text())
@@ -49,3 +134,38 @@ def test_a_finished_job_reaches_the_queue_through_mailprog(tmp_path: Path):
     assert record["subject"].endswith(", COMPLETED, ExitCode 0")
     assert forwarded.read_text().startswith(f"-s|Slurm Job_id={job} Name=train Began, Queued time "), logs
     assert forwarded.read_text().endswith("|alice|\n")
+
+    box, port = mailbox
+    owners = tmp_path / "owners.yml"  # Slurm's mail user alice is an owner with an address
+    owners.write_text(
+        f"smtp: {{host: 127.0.0.1, port: {port}, sender: gpu-ledger@example.com}}\n"
+        "owners:\n  alice: {users: [root], email: [alice@example.com]}\n"
+    )
+    config = tmp_path / "run.yml"
+    config.write_text("ingest:\n  paths: [exports]\nnotify:\n  config: owners.yml\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "gpu_ledger.cli", "run", "--home", str(home), "--config", str(config)],
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said
+    assert "reports: 1 sent, 0 written, 0 waiting, 0 expired, 0 failed" in run.stdout, said
+    assert not queued.exists(), "a sent report stays queued"
+
+    messages = [message_from_bytes(m, policy=policy.default) for m in box.messages]
+    (report,) = [m for m in messages if m["Subject"].startswith(f"GPU Ledger: Slurm Job_id={job} Name=train")]
+    assert isinstance(report, EmailMessage) and report["To"] == "alice@example.com"
+    cost, started, ended = job_costed(Home(home).warehouse, f"slurm:ledgertest:{job}")
+    assert cost >= Decimal("1"), cost  # seconds of a GPU that costs dollars: a price, not a rounding
+    text = report.get_body(("plain",)).get_content()
+    html = report.get_body(("html",)).get_content()
+    for body in (text, html):
+        assert f"Job {job} (slurm, cluster ledgertest, attempt 1)" in body, body
+        assert (
+            f"{started.astimezone(UTC):%Y-%m-%d %H:%M} → {ended.astimezone(UTC):%Y-%m-%d %H:%M} (UTC)" in body
+        )
+        assert f"Cost:       {money(cost)} · " in body, (money(cost), body)
