@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,28 @@ def test_pod_report_with_rightsizing_advice(warehouse: Path) -> None:
     check_figures(text, job)
     assert f"serve it on a {advice['suggested_gpu_model']} ({advice['suggested_instance_type']})" in text
     assert f"saves {money(advice['estimated_monthly_saving'])} a month" in text
+
+
+def minute(value) -> str:
+    return f"{value.astimezone(UTC):%Y-%m-%d %H:%M}"
+
+
+def test_a_report_names_when_the_job_ran_in_utc(warehouse: Path) -> None:
+    """An ended job from its start to its end; a running one up to where its figures stop (its held
+    GPU-hours over its GPUs after its start), not to an end it has not reached."""
+    ended = one(warehouse, "j.scheduler = 'slurm' and j.ended_at is not null and c.cost > 0")
+    text = job_report(Home(warehouse.parent), ended["job_key"])
+    assert f"  Ran:        {minute(ended['started_at'])} → {minute(ended['ended_at'])} (UTC)\n" in text
+    running = one(
+        warehouse, "j.end_reason = 'running' and j.sharing_mode = 'exclusive' and j.gpus_allocated > 0"
+    )
+    held = timedelta(seconds=round(running["gpu_hours"] * 3600 / running["gpus_allocated"]))
+    text = job_report(Home(warehouse.parent), running["job_key"])
+    figures_to = minute(running["started_at"] + held)
+    assert (
+        f"  Ran:        {minute(running['started_at'])} → still running; figures to {figures_to} (UTC)\n"
+        in text
+    )
 
 
 def test_unknown_job_names_what_was_looked_for(warehouse: Path) -> None:

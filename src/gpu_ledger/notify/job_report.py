@@ -9,7 +9,7 @@ several, as does a name on two clusters) gets its own section. Figures come from
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -67,12 +67,14 @@ def _find(warehouse: Path, job: str, cluster: str | None) -> pl.DataFrame:
 
 
 def _hours(warehouse: Path, job_key: str) -> pl.DataFrame:
-    """Per hour: the job's GPU utilisation (busy over held GPU-hours) and its GPUs' peak memory in use."""
+    """Per hour: the job's GPU utilisation (busy over held GPU-hours), its GPUs' peak memory in use, and
+    the seconds of the hour it held them."""
     return query(
         warehouse,
         "select a.hour_start,"
         " 100 * sum(a.busy_gpu_hours) / nullif(sum(a.allocated_seconds * a.share) / 3600, 0) as util_pct,"
-        " 100 * max(h.max_fb_used_mib / (g.gpu_memory_gb * 1024)) as memory_pct"
+        " 100 * max(h.max_fb_used_mib / (g.gpu_memory_gb * 1024)) as memory_pct,"
+        " max(a.allocated_seconds) as held_seconds"
         " from marts.fct_gpu_hour_allocations as a"
         " left join marts.fct_gpu_hours as h on h.gpu_id = a.gpu_id and h.hour_start = a.hour_start"
         " left join marts.dim_gpus as g on g.gpu_id = a.gpu_id"
@@ -114,7 +116,7 @@ def _attempt(warehouse: Path, job: dict) -> str:
         f"  Owner:      {job['user'] or '–'} · team {job['team']} · project {job['project']}",
         f"  Class:      {job['workload_class']} · {job['environment']} · {job['capacity_type'] or '–'}",
         f"  State:      {job['state'] or '–'} ({job['end_reason'] or '–'})",
-        f"  Ran:        {_when(job['started_at'])} → {_when(job['ended_at'])} (UTC)",
+        f"  Ran:        {_ran(job, hours)} (UTC)",
         f"  GPUs:       {job['gpus_allocated']} × {job['gpu_model'] or 'unknown model'}"
         f" · {job['sharing_mode']} ({share})",
     ]
@@ -144,6 +146,19 @@ def _attempt(warehouse: Path, job: dict) -> str:
         or ["    - none: the existing rules found nothing to change"]
     )
     return "\n".join(lines)
+
+
+def _ran(job: dict, hours: pl.DataFrame) -> str:
+    """When the job ran; for one still running, up to when its figures go (the end of the data: what it
+    held of its last hour), since the report's figures stop there and the job does not."""
+    ran = f"{_when(job['started_at'])} → "
+    if job["ended_at"] is not None or job["started_at"] is None:
+        return ran + _when(job["ended_at"])
+    if hours.is_empty():  # no GPU-hour of it is costed: nothing to say up to when
+        return ran + "still running"
+    last = hours.row(-1, named=True)
+    held_to = max(last["hour_start"], job["started_at"]) + timedelta(seconds=last["held_seconds"])
+    return ran + f"still running; figures to {_when(held_to)}"
 
 
 def _when(value) -> str:
