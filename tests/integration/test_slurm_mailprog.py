@@ -1,9 +1,9 @@
-"""A real Slurm cluster whose MailProg is `gpu-ledger mailprog`, end to end: slurmctld calls it for a job
-that asked for mail; the job's start is forwarded unchanged, its end queues it; the cluster's own
-`sacct -P` output is ingested with the machines' asset register and DCGM telemetry (what prices a job
-on owned servers), built, and `gpu-ledger run` mails the job its priced report through a real SMTP
-server. The mail a client reads names the job, when it ran in which time zone, and its cost to the
-cent of fct_job_costs."""
+"""A real Slurm cluster whose MailProg is `gpu-ledger mailprog`, end to end: slurmctld calls it for the
+jobs that asked for mail; a job's start is forwarded unchanged, its end (or its failure) queues it; the
+cluster's own `sacct -P` output is ingested with the machines' asset register and DCGM telemetry (what
+prices a job on owned servers), built, and `gpu-ledger run` mails each job its priced report through a
+real SMTP server, to the owner's address or the user's at the run's domain. The mail a client reads
+names the job, when it ran in which time zone, and its cost to the cent of fct_job_costs."""
 
 from __future__ import annotations
 
@@ -67,8 +67,9 @@ def assets(cluster: SlurmCluster) -> str:
 
 def dcgm(cluster: SlurmCluster, first: datetime, last: datetime) -> dict:
     """DCGM on the cluster's nodes as a Prometheus range query returns it: each GPU 50 % busy, every 15 s
-    from `first` to `last` (the hours the warehouse costs the owned servers for)."""
-    stamps = [first.timestamp() + 15 * i for i in range(int((last - first).total_seconds()) // 15 + 1)]
+    from `first` to `last` (the hours the warehouse costs the owned servers for), the last sample at `last`
+    (after the jobs' end: the GPUs DCGM saw during a job are the ones it held)."""
+    stamps = [last.timestamp() - 15 * i for i in range(int((last - first).total_seconds()) // 15, -1, -1)]
     series = [
         {
             "metric": {
@@ -96,6 +97,18 @@ def job_costed(warehouse: Path, key: str) -> tuple[Decimal, datetime, datetime]:
         ).fetchone()
 
 
+def check_report(message: EmailMessage, warehouse: Path, job: int) -> None:
+    """The mail names the job, when it ran and in which time zone, and its cost to the cent of the mart,
+    in both its plain text and its HTML."""
+    cost, started, ended = job_costed(warehouse, f"slurm:ledgertest:{job}")
+    assert cost >= Decimal("1"), cost  # seconds of a GPU that costs dollars: a price, not a rounding
+    ran = f"{started.astimezone(UTC):%Y-%m-%d %H:%M} → {ended.astimezone(UTC):%Y-%m-%d %H:%M} (UTC)"
+    for body in (message.get_body(("plain",)).get_content(), message.get_body(("html",)).get_content()):
+        assert f"Job {job} (slurm, cluster ledgertest, attempt 1)" in body, body
+        assert ran in body, (ran, body)
+        assert f"Cost:       {money(cost)} · " in body, (money(cost), body)
+
+
 @pytest.mark.minutes(2)
 @pytest.mark.slow
 @pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
@@ -117,32 +130,38 @@ def test_a_finished_job_is_mailed_its_priced_report_through_mailprog(
     with SlurmCluster(mail_prog=str(wrapper)) as cluster:
         mail_options = ["--mail-type=BEGIN,END", "--mail-user=alice"]
         job = cluster.submit("sleep 5", gpus=1, name="train", extra=mail_options)
+        # a failed job is mailed for FAIL alone: Slurm 22.05 sends no END mail for it
+        failed = cluster.submit("sleep 3\nexit 3", gpus=2, name="broken", extra=["--mail-type=END,FAIL"])
         cluster.wait_for(job, "COMPLETED", timeout=60)
-        queued = queue_folder(Home(home)) / f"{cluster.cluster_name}-{job}.json"
+        cluster.wait_for(failed, "FAILED", timeout=60)
+        queued = [queue_folder(Home(home)) / f"{cluster.cluster_name}-{j}.json" for j in (job, failed)]
         deadline = time.monotonic() + 30  # slurmctld mails from a thread of its own, after the job's end
-        while not queued.exists() and time.monotonic() < deadline:
+        while not all(q.exists() for q in queued) and time.monotonic() < deadline:
             time.sleep(0.5)
         (exports / "sacct.txt").write_text(cluster.sacct(SACCT_FIELDS))  # the real command's output
         (exports / "assets.csv").write_text(assets(cluster))
         telemetry = dcgm(cluster, cluster.started_at - timedelta(minutes=1), datetime.now(UTC))
         (exports / "dcgm.json").write_text(json.dumps(telemetry))
         logs = cluster.logs()
-    assert queued.exists(), logs
-    record = json.loads(queued.read_text())
+    assert all(q.exists() for q in queued), logs
+    record, record_failed = (json.loads(q.read_text()) for q in queued)
     assert record["job"] == str(job) and record["cluster"] == "ledgertest" and record["user"] == "alice"
     assert record["subject"].startswith(f"Slurm Job_id={job} Name=train Ended, Run time ")
     assert record["subject"].endswith(", COMPLETED, ExitCode 0")
+    assert record_failed["user"] == "root"  # no --mail-user: the job's user
+    assert record_failed["subject"].startswith(f"Slurm Job_id={failed} Name=broken Failed, Run time ")
+    assert record_failed["subject"].endswith(", FAILED, ExitCode 3")
     assert forwarded.read_text().startswith(f"-s|Slurm Job_id={job} Name=train Began, Queued time "), logs
     assert forwarded.read_text().endswith("|alice|\n")
 
     box, port = mailbox
-    owners = tmp_path / "owners.yml"  # Slurm's mail user alice is an owner with an address
+    owners = tmp_path / "owners.yml"  # alice is an owner with an address; root is not, and has the domain's
     owners.write_text(
         f"smtp: {{host: 127.0.0.1, port: {port}, sender: gpu-ledger@example.com}}\n"
-        "owners:\n  alice: {users: [root], email: [alice@example.com]}\n"
+        "owners:\n  alice: {users: [root], email: [alice@ml.example.com]}\n"
     )
     config = tmp_path / "run.yml"
-    config.write_text("ingest:\n  paths: [exports]\nnotify:\n  config: owners.yml\n")
+    config.write_text("ingest:\n  paths: [exports]\nnotify:\n  config: owners.yml\n  domain: example.com\n")
     run = subprocess.run(
         [sys.executable, "-m", "gpu_ledger.cli", "run", "--home", str(home), "--config", str(config)],
         env={**os.environ, "PYTHONPATH": str(SRC)},
@@ -153,19 +172,14 @@ def test_a_finished_job_is_mailed_its_priced_report_through_mailprog(
     )
     said = run.stdout + run.stderr
     assert run.returncode == 0, said
-    assert "reports: 1 sent, 0 written, 0 waiting, 0 expired, 0 failed" in run.stdout, said
-    assert not queued.exists(), "a sent report stays queued"
+    assert "reports: 2 sent, 0 written, 0 waiting, 0 expired, 0 failed" in run.stdout, said
+    assert not any(q.exists() for q in queued), "a sent report stays queued"
 
     messages = [message_from_bytes(m, policy=policy.default) for m in box.messages]
-    (report,) = [m for m in messages if m["Subject"].startswith(f"GPU Ledger: Slurm Job_id={job} Name=train")]
-    assert isinstance(report, EmailMessage) and report["To"] == "alice@example.com"
-    cost, started, ended = job_costed(Home(home).warehouse, f"slurm:ledgertest:{job}")
-    assert cost >= Decimal("1"), cost  # seconds of a GPU that costs dollars: a price, not a rounding
-    text = report.get_body(("plain",)).get_content()
-    html = report.get_body(("html",)).get_content()
-    for body in (text, html):
-        assert f"Job {job} (slurm, cluster ledgertest, attempt 1)" in body, body
-        assert (
-            f"{started.astimezone(UTC):%Y-%m-%d %H:%M} → {ended.astimezone(UTC):%Y-%m-%d %H:%M} (UTC)" in body
-        )
-        assert f"Cost:       {money(cost)} · " in body, (money(cost), body)
+    for number, sent, to in (
+        (job, record, "alice@ml.example.com"),
+        (failed, record_failed, "root@example.com"),
+    ):
+        (report,) = [m for m in messages if m["Subject"] == f"GPU Ledger: {sent['subject']}"]
+        assert report["To"] == to
+        check_report(report, Home(home).warehouse, number)
