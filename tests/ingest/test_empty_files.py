@@ -13,6 +13,7 @@ from gpu_ledger.build.duckdb_engine import build
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
 from gpu_ledger.ingest.store import RawStore
+from tests.conftest import SAMPLES
 
 MATRIX = Path(__file__).resolve().parents[1] / "integration" / "sacct_slurm-22.05_matrix.txt"
 """What a real Slurm 22.05 printed for a matrix of jobs (tests/integration/test_slurm_real.py)."""
@@ -37,12 +38,23 @@ def _landed_types(home: Path, table: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize(
-    ("table", "rows"),
-    [("slurm_sacct", MATRIX.read_text()), ("generic_jobs", f"{JOBS_HEADER}\n{JOBS_ROW}\n")],
+    ("table", "full"),
+    [
+        ("slurm_sacct", MATRIX),
+        ("generic_jobs", None),  # written by the test
+        ("aws_cur_legacy", SAMPLES / "billing" / "aws_cur_legacy_csv_anonymized_1281rows.csv"),
+        ("azure_cost", SAMPLES / "billing" / "azure_ea_usage_details_anonymized_27rows.csv"),
+        ("focus", SAMPLES / "billing" / "focus1.0_sample_1000rows_aws_azure_oci.csv"),
+    ],
 )
-def test_a_header_only_file_lands_the_types_of_a_file_with_rows(tmp_path: Path, table: str, rows: str):
-    full = tmp_path / f"{table}.txt"
-    full.write_text(rows)
+def test_a_header_only_file_lands_the_types_of_a_file_with_rows(
+    tmp_path: Path, table: str, full: Path | None
+):
+    if full is None:
+        full = tmp_path / "jobs.csv"
+        full.write_text(f"{JOBS_HEADER}\n{JOBS_ROW}\n")
+    elif not full.exists():
+        pytest.skip(f"real upstream samples not found at {full.parent}")
     home = tmp_path / "home"
     with RawStore(home / "landed.duckdb") as store:
         outcomes = ingest([full, _header_only(full, tmp_path)], store, progress=False)
