@@ -28,6 +28,7 @@ from gpu_ledger.notify.mailprog import queue_folder
 from gpu_ledger.read.formats import money
 from tests.integration.slurm_cluster import SlurmCluster, skip_reason
 from tests.notify.conftest import Mailbox, free_port
+from tests.notify.slurm_fleet import assets, dcgm
 
 SKIP = skip_reason()
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -37,7 +38,6 @@ SACCT_FIELDS = [
     *("AllocTRES", "NodeList", "JobName"),
 ]
 """What a site's export runs: `sacct --allusers --duplicates --parsable2 --format=...`, JobName last."""
-PRICE = 360_000_000  # an 8-GPU server's purchase price: about $1,700 a GPU-hour, so seconds cost dollars
 
 
 @pytest.fixture
@@ -49,42 +49,6 @@ def mailbox() -> Iterator[tuple[Mailbox, int]]:
         yield box, port
     finally:
         controller.stop()
-
-
-def assets(cluster: SlurmCluster) -> str:
-    """The asset register of the cluster's nodes: one owned 8-GPU A100 server each."""
-    rows = [
-        f"a-{n},{node},{cluster.cluster_name},dc1,DGX A100,A100-SXM4-40GB,{cluster.gpus_per_node},{PRICE},"
-        "2026-01-01,36,300,200,1.2,0.1,USD"
-        for n, node in enumerate(cluster.nodes, start=1)
-    ]
-    header = (
-        "asset_id,hostname,cluster,site,vendor_model,gpu_model,gpu_count,purchase_price,purchase_date,"
-        "depreciation_months,facility_cost_per_month,staff_cost_per_month,pue,electricity_price_per_kwh,currency"
-    )
-    return "\n".join([header, *rows]) + "\n"
-
-
-def dcgm(cluster: SlurmCluster, first: datetime, last: datetime) -> dict:
-    """DCGM on the cluster's nodes as a Prometheus range query returns it: each GPU 50 % busy, every 15 s
-    from `first` to `last` (the hours the warehouse costs the owned servers for), the last sample at `last`
-    (after the jobs' end: the GPUs DCGM saw during a job are the ones it held)."""
-    stamps = [last.timestamp() - 15 * i for i in range(int((last - first).total_seconds()) // 15, -1, -1)]
-    series = [
-        {
-            "metric": {
-                "__name__": "DCGM_FI_DEV_GPU_UTIL",
-                "gpu": str(gpu),
-                "UUID": f"GPU-5a1e0000-0000-4000-8000-{n:06d}{gpu:06d}",
-                "modelName": "NVIDIA A100-SXM4-40GB",
-                "Hostname": node,
-            },
-            "values": [[stamp, "50"] for stamp in stamps],
-        }
-        for n, node in enumerate(cluster.nodes)
-        for gpu in range(cluster.gpus_per_node)
-    ]
-    return {"status": "success", "data": {"resultType": "matrix", "result": series}}
 
 
 def job_costed(warehouse: Path, key: str) -> tuple[Decimal, datetime, datetime]:
@@ -139,8 +103,12 @@ def test_a_finished_job_is_mailed_its_priced_report_through_mailprog(
         while not all(q.exists() for q in queued) and time.monotonic() < deadline:
             time.sleep(0.5)
         (exports / "sacct.txt").write_text(cluster.sacct(SACCT_FIELDS))  # the real command's output
-        (exports / "assets.csv").write_text(assets(cluster))
-        telemetry = dcgm(cluster, cluster.started_at - timedelta(minutes=1), datetime.now(UTC))
+        (exports / "assets.csv").write_text(
+            assets(cluster.cluster_name, cluster.nodes, cluster.gpus_per_node)
+        )
+        # the last sample after the jobs' end: the GPUs DCGM saw during a job are the ones it held
+        since = cluster.started_at - timedelta(minutes=1)
+        telemetry = dcgm(cluster.nodes, cluster.gpus_per_node, since, datetime.now(UTC))
         (exports / "dcgm.json").write_text(json.dumps(telemetry))
         logs = cluster.logs()
     assert all(q.exists() for q in queued), logs

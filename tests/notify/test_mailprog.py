@@ -7,6 +7,8 @@ from __future__ import annotations
 import email
 import io
 import json
+import shutil
+from datetime import UTC, datetime, timedelta
 from email import policy
 from pathlib import Path
 
@@ -16,8 +18,12 @@ from gpu_ledger.cli import main
 from gpu_ledger.home import Home
 from gpu_ledger.notify.config import load_config
 from gpu_ledger.notify.job_report import job_report
-from gpu_ledger.notify.mailprog import deliver, queue_folder
+from gpu_ledger.notify.mailprog import Finished, deliver, queue, queue_folder
 from gpu_ledger.read.warehouse import query
+from tests.notify.slurm_fleet import assets, dcgm
+from tests.warehouse.homes import built_warehouse
+
+MATRIX = Path(__file__).resolve().parents[1] / "integration" / "sacct_slurm-22.05_matrix.txt"
 
 ENDED = "Slurm Job_id={job} Name=train llm Ended, Run time 00:01:02, COMPLETED, ExitCode 0"
 
@@ -98,3 +104,34 @@ def test_a_queued_job_gets_its_report_by_mail_once_it_is_in_the_warehouse(
 
     again = deliver(Home(fleet_home), load_config(owners), "example.com")
     assert again.line() == "0 sent, 0 written, 1 waiting, 0 expired, 0 failed" and len(box.messages) == 1
+
+
+@pytest.mark.slow
+def test_a_report_waits_until_its_job_has_ended_in_the_warehouse_and_the_telemetry_reaches_its_end(
+    tmp_path: Path, smtp
+):
+    """A real sacct capture (tests/integration) built with telemetry to 04:15:30: job 3 ended at 04:14:57
+    and is sent; job 1 ended at 04:16:24, after the telemetry, and job 2 was still running when sacct
+    ran: both wait, since a report is sent once and their figures are not final."""
+    box, port = smtp
+    files = tmp_path / "files"
+    files.mkdir()
+    shutil.copy(MATRIX, files / "sacct.txt")
+    (files / "assets.csv").write_text(assets("ledgertest", ("gpu-01", "gpu-02"), 8))
+    last = datetime(2026, 11, 28, 4, 15, 30, tzinfo=UTC)
+    (files / "dcgm.json").write_text(
+        json.dumps(dcgm(("gpu-01", "gpu-02"), 8, last - timedelta(minutes=10), last))
+    )
+    home = Home(tmp_path / "home")
+    built_warehouse(home.root, files)
+    for job in ("1", "2", "3"):
+        queue(home, Finished(job, "ledgertest", "alice", ENDED.format(job=job)))
+    owners = tmp_path / "owners.yml"
+    owners.write_text(f"smtp: {{host: 127.0.0.1, port: {port}}}\nowners:\n  lead: {{teams: [ml]}}\n")
+
+    done = deliver(home, load_config(owners), "example.com")
+
+    assert done.line() == "1 sent, 0 written, 2 waiting, 0 expired, 0 failed", done.problems
+    (message,) = (email.message_from_bytes(m, policy=policy.default) for m in box.messages)
+    assert message["Subject"] == f"GPU Ledger: {ENDED.format(job='3')}"
+    assert sorted(p.name for p in queue_folder(home).iterdir()) == ["ledgertest-1.json", "ledgertest-2.json"]

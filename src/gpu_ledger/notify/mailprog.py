@@ -8,8 +8,8 @@ only queues the finished job (`queue`): one file per job in `<home>/notify/jobs/
 (a temporary file renamed into place) and named by cluster and job, so a second mail for the same job
 replaces the first. Every other mail (Began, Requeued, an array's summary, ...) goes on unchanged to
 the system's mail program (`forward`). `gpu-ledger run` then sends each queued job whose job is in
-the warehouse its report (`deliver`), removes it from the queue once sent, and drops one that waited
-longer than `EXPIRE_DAYS` without its job appearing.
+the warehouse, ended there and covered by the telemetry, its report (`deliver`), removes it from the
+queue once sent, and drops one that waited longer than `EXPIRE_DAYS`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from gpu_ledger.home import Home
 from gpu_ledger.notify import channels
 from gpu_ledger.notify.config import Config
 from gpu_ledger.notify.job_report import JobNotFound, job_report
+from gpu_ledger.read.warehouse import query
 
 FINISHED = ("Ended", "Failed")  # the mail types of a job that ended (SLURM_JOB_MAIL_TYPE's words)
 EXPIRE_DAYS = 14
@@ -105,13 +106,17 @@ def deliver(home: Home, config: Config, domain: str | None, dry_run: Path | None
     done = Delivered()
     for path in sorted(queue_folder(home).glob("*.json")):
         job = json.loads(path.read_text())
-        try:
-            report = job_report(home, job["job"], job["cluster"])
-        except JobNotFound:
+        why = _unsettled(home.warehouse, job["job"], job["cluster"])
+        if why is None:
+            try:
+                report = job_report(home, job["job"], job["cluster"])
+            except JobNotFound:
+                why = "not in the warehouse"
+        if why is not None:
             waited = datetime.now(UTC) - datetime.fromisoformat(job["queued_at"])
             if waited > timedelta(days=EXPIRE_DAYS):
                 path.unlink()
-                done.add("expired", f"job {job['job']}: not in the warehouse after {EXPIRE_DAYS} days")
+                done.add("expired", f"job {job['job']}: after {EXPIRE_DAYS} days, {why}")
             else:
                 done.add("waiting")
             continue
@@ -139,6 +144,27 @@ def deliver(home: Home, config: Config, domain: str | None, dry_run: Path | None
         path.unlink()
         done.add("sent")
     return done
+
+
+def _unsettled(warehouse: Path, job: str, cluster: str | None) -> str | None:
+    """Why the warehouse's figures of a job Slurm says has ended are not yet final, or None. A report is
+    sent once: it waits while the warehouse still has the job running (its sacct rows were taken before
+    it ended) or while the telemetry stops before its end (its GPUs' last hour not yet landed)."""
+    found = query(
+        warehouse,
+        "select count(*) filter (where end_reason in ('running', 'pending')) as unfinished,"
+        " max(ended_at) as ended_at,"
+        " (select max(data_to) from marts.fct_data_freshness where source_group = 'telemetry')"
+        " as telemetry_to"
+        " from marts.dim_jobs where scheduler = 'slurm' and job_id = ? and (? is null or cluster = ?)",
+        [job, cluster, cluster],
+    ).row(0, named=True)
+    if found["unfinished"]:
+        return "the warehouse still has it running: its sacct rows were taken before it ended"
+    ended, telemetry_to = found["ended_at"], found["telemetry_to"]
+    if ended is not None and telemetry_to is not None and telemetry_to < ended:
+        return f"the telemetry stops at {telemetry_to:%Y-%m-%d %H:%M:%S} UTC, before its end"
+    return None
 
 
 def _addresses(config: Config, user: str, domain: str | None) -> tuple[str, ...]:
