@@ -197,13 +197,9 @@ def test_gpu_spend_is_the_owner_marts_total_cost_and_the_fleet_figures_reconcile
     assert total["busy_gpu_hours"] == pytest.approx(total["fleet_busy_gpu_hours"], rel=1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (issue 30): pods that time-slice a GPU each hold all of it (share 1, the cost split "
-    "1/holders), so int_costs__job_gpu_hours counts a time-sliced GPU-hour once per pod: the simulated g6 "
-    "time-slicing node adds 576 GPU-hours held to the owners' total",
-)
 def test_gpu_hours_held_by_owners_are_the_fleet_provisioned_gpu_hours(warehouse):
+    """Held and idle GPU-hours add up to the fleet's: the simulated fleet's time-slicing node has three pods
+    on one GPU all window, each seeing all of it, and they hold one GPU-hour an hour between them."""
     total = metrics.run(warehouse, metrics.Query(["gpu_hours", "provisioned_gpu_hours"])).row(0, named=True)
     assert total["gpu_hours"] == pytest.approx(total["provisioned_gpu_hours"], rel=1e-9)
 

@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from gpu_ledger.simulator import model
-from gpu_ledger.simulator.writers.aws_cur import CUR_SCHEMA, write_aws_cur
+from gpu_ledger.simulator.writers.aws_cur import write_aws_cur
+from gpu_ledger.simulator.writers.aws_cur_files import CUR_SCHEMA
 from gpu_ledger.simulator.writers.focus import AZURE_X_COLUMNS, write_focus
 from gpu_ledger.simulator.writers.onprem_assets import write_onprem_assets
 

@@ -3,9 +3,10 @@
 The simulator plants waste with a known remedy (simulator.workloads): a crashed fine-tune whose
 instance keeps billing and a forgotten VM (terminate_idle / terminate), notebooks left running and
 idle every night and weekend (terminate_idle / schedule_shutdown), a small model served from A100s
-(rightsize), training pools kept on demand between twice-weekly runs (move_to_spot). Its ground truth
-prices each remedy from its own model (instance-hours, allocations, telemetry), apart from the SQL.
-The mart must find every one of them, with its scope and its monthly saving within 1 %, and nothing
+(rightsize), training pools kept on demand between twice-weekly runs (move_to_spot), and the
+time-sliced serving node that runs on demand all month with its GPU always held (buy_commitment). Its
+ground truth prices each remedy from its own model (instance-hours, allocations, telemetry), apart from
+the SQL. The mart must find every one of them, with its scope and its monthly saving within 1 %, and nothing
 else on this fleet: the spot pool, the reserved and fully used MIG inference, the savings-plan
 inference and the owned Slurm machines need no purchase.
 """
@@ -24,6 +25,7 @@ STORIES = {
     "idle_notebook": ("terminate_idle", "schedule_shutdown"),
     "oversized_inference": ("rightsize", "move_to_smaller_gpu"),
     "on_demand_training": ("move_to_spot", "run_on_spot"),
+    "steady_shared_serving": ("buy_commitment", "reserve_baseline"),
 }
 
 

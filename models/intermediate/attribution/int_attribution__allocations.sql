@@ -19,6 +19,9 @@
     that the FOCUS 1.3 split of each bill line (fct_billing_focus_allocated) applies the very same
     rule. So the consumers of a GPU-hour always add up to its cost, to the last fraction of a cent,
     and their cost_share to 1.
+    held_gpu_hours is about holding, not paying: a job's GPU-hours held
+    (int_workloads__job_gpu_hours_held.gpu_hours, time-sliced holders splitting the hour), idle's the
+    GPU-hours no job held; together they are the hour's provisioned GPU-hours whatever the split basis.
 #}
 
 with
@@ -201,6 +204,7 @@ job_shares as (
         split.split_basis,
         split.share,
         split.allocated_seconds,
+        split.gpu_hours as held_gpu_hours,
         split.split_seconds,
         coalesce(job_usage.busy_gpu_hours, 0) as busy_gpu_hours,
         job_usage.util_pct_sum,
@@ -244,6 +248,7 @@ job_totals as (
         {{ exact_sum('cost_share') }} as cost_share,
         {{ exact_sum('cost') }} as cost,
         {{ exact_sum('split_seconds') }} as split_seconds,
+        {{ exact_sum('held_gpu_hours') }} as held_gpu_hours,
         max(split_basis) as split_basis,
         {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
         {{ exact_sum('energy_kwh') }} as energy_kwh
@@ -268,6 +273,8 @@ idle_rows as (
             as share,
         greatest(0, gpu_hours.provisioned_seconds - coalesce(job_totals.split_seconds, 0))
             as allocated_seconds,
+        greatest(0, gpu_hours.provisioned_seconds / 3600.0 - coalesce(job_totals.held_gpu_hours, 0))
+            as held_gpu_hours,
         greatest(0, gpu_hours.busy_gpu_hours - coalesce(job_totals.busy_gpu_hours, 0)) as busy_gpu_hours,
         cast(null as double) as util_pct_sum,
         cast(null as bigint) as util_samples,
@@ -297,6 +304,7 @@ final as (
         split_basis,
         share,
         allocated_seconds,
+        held_gpu_hours,
         busy_gpu_hours,
         util_pct_sum,
         util_samples,

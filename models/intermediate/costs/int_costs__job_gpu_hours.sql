@@ -2,7 +2,8 @@
 {#-
     A job attempt's use and cost of each GPU (or MIG slice) in each clock hour it held it. GPU-hours
     come from the scheduler intervals themselves (int_workloads__job_gpu_hours_held, the intervals
-    cut at clock hours): allocated seconds x share, known even for a GPU that no bill and no telemetry covers.
+    cut at clock hours): allocated seconds x share, scaled where a GPU's holders claim more than the
+    hour (time-slicing), known even for a GPU that no bill and no telemetry covers.
     Cost, energy and measured use come from the job's rows of int_attribution__allocations; an
     interval hour without one (a GPU nobody billed and DCGM never saw) carries zero cost and no samples.
     avg_gpu_util_pct is the hour's own average: the job's samples on this GPU (slice) in this hour.
@@ -33,6 +34,7 @@ joined as (
         held.hour_start,
         held.share,
         held.allocated_seconds,
+        held.gpu_hours,
         coalesce(allocations.busy_gpu_hours, 0) as busy_gpu_hours,
         allocations.util_pct_sum,
         allocations.util_samples,
@@ -66,7 +68,7 @@ final as (
         -- numerics
         cast(share as double) as share,
         cast(allocated_seconds as double) as allocated_seconds,
-        cast(share * allocated_seconds / 3600.0 as double) as gpu_hours,
+        cast(gpu_hours as double) as gpu_hours,
         cast(busy_gpu_hours as double) as busy_gpu_hours,
         cast(util_pct_sum as double) as util_pct_sum,
         cast(util_samples as bigint) as util_samples,

@@ -50,7 +50,7 @@ job_days as (
     group by 1, 2, 3, 4, 5
 ),
 
--- idle GPU-seconds are already weighted: provisioned seconds less the jobs' share x seconds
+-- idle's GPU-hours: the provisioned GPU-hours no job held (int_attribution__allocations.held_gpu_hours)
 idle_days as (
     select
         {{ utc_date('hour_start') }} as day,
@@ -59,7 +59,7 @@ idle_days as (
         'idle' as workload_class,
         environment,
         'idle' as consumer_type,
-        {{ exact_sum('allocated_seconds') }} / 3600.0 as gpu_hours,
+        {{ exact_sum('held_gpu_hours') }} as gpu_hours,
         {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
         {{ exact_sum('cost') }} as cost
     from idle_allocations

@@ -24,7 +24,7 @@ job_days as (
     select
         job_key,
         {{ utc_date('hour_start') }} as day,
-        {{ exact_sum('allocated_seconds * share') }} / 3600.0 as held_gpu_hours,
+        {{ exact_sum('gpu_hours') }} as held_gpu_hours,
         {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
         {{ exact_sum('cost') }} as cost,
         {{ exact_sum('energy_kwh') }} as energy_kwh,

@@ -3,8 +3,8 @@
     What each cloud machine provided, held and cost in each hour of the look-back, from its GPU-hours
     (int_attribution__gpu_hours, summed over its GPUs; money as fct_gpu_hours has it) and the job
     allocations on them (int_attribution__allocations):
-    provisioned_gpus = Σ provisioned seconds / 3600; in_use_gpus = Σ allocated seconds × share / 3600
-    of job consumers (a MIG slice counts its share of the GPU), also split by workload class;
+    provisioned_gpus = Σ provisioned seconds / 3600; in_use_gpus = Σ held GPU-hours of job consumers
+    (a MIG slice counts its share of the GPU, time-sliced pods split the hour), also split by workload class;
     busy_gpus = Σ busy GPU-hours (DCGM utilisation × time). On-prem machines are owned: their cost
     does not change with any purchase, so they are left out.
 #}
@@ -58,19 +58,17 @@ gpu_hour_jobs as (
     select
         allocations.gpu_id,
         allocations.hour_start,
-        {{ exact_sum('allocations.allocated_seconds * allocations.share') }} / 3600.0 as in_use_gpus,
+        {{ exact_sum('allocations.held_gpu_hours') }} as in_use_gpus,
         {{ exact_sum("
             case
-                when allocations.workload_class = 'training'
-                    then allocations.allocated_seconds * allocations.share
+                when allocations.workload_class = 'training' then allocations.held_gpu_hours
             end
-        ") }} / 3600.0 as training_gpus,
+        ") }} as training_gpus,
         {{ exact_sum("
             case
-                when allocations.workload_class = 'inference'
-                    then allocations.allocated_seconds * allocations.share
+                when allocations.workload_class = 'inference' then allocations.held_gpu_hours
             end
-        ") }} / 3600.0 as inference_gpus
+        ") }} as inference_gpus
     from allocations
     inner join lookback
         on allocations.hour_start >= lookback.lookback_start and allocations.hour_start < lookback.lookback_end

@@ -1,7 +1,7 @@
 -- grain: one row per cloud instance (instance_id) per job attempt (job_key) that held its GPUs in the look-back
 {#-
     Which jobs ran on which machine in the look-back, and how much of it they held: gpu_hours =
-    Σ allocated seconds × share / 3600 over the instance's GPUs (int_attribution__allocations), with
+    Σ held GPU-hours over the instance's GPUs (int_attribution__allocations.held_gpu_hours), with
     the job's owner, class, run and capacity type (int_workloads__jobs).
 #}
 
@@ -28,7 +28,7 @@ held as (
         gpus.instance_id,
         allocations.job_key,
         count(distinct allocations.gpu_id) as gpus_held,
-        {{ exact_sum('allocations.allocated_seconds * allocations.share') }} / 3600.0 as gpu_hours
+        {{ exact_sum('allocations.held_gpu_hours') }} as gpu_hours
     from allocations
     inner join lookback
         on allocations.hour_start >= lookback.lookback_start and allocations.hour_start < lookback.lookback_end

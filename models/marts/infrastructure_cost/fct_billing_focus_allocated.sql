@@ -105,12 +105,7 @@ instance_hour_consumers as (
         min(allocations.split_basis) as first_split_basis,
         max(allocations.split_basis) as last_split_basis,
         {{ exact_sum('allocations.cost_share / billed_gpu_hours.instance_gpus') }} as cost_share,
-        {{ exact_sum("
-            case
-                when allocations.consumer_type = 'job' then allocations.share * allocations.allocated_seconds
-                else allocations.allocated_seconds
-            end
-        ") }} / 3600.0 as held_gpu_hours,
+        {{ exact_sum('allocations.held_gpu_hours') }} as held_gpu_hours,
         {{ exact_sum('allocations.busy_gpu_hours') }} as busy_gpu_hours
     from billed_gpu_hours
     inner join allocations

@@ -4,8 +4,8 @@
     the Kubernetes cluster of the GPU's node, or the on-prem / Slurm cluster; 'unknown' when no source
     places the GPU in one), the GPU-hours provisioned
     (fct_gpu_hours.provisioned_seconds), allocated to jobs (fct_gpu_hour_allocations, consumer_type
-    'job', allocated_seconds × share: a MIG slice counts its share of the GPU; at most the GPU-hour's
-    provisioned seconds, as pods that time-slice a GPU each hold all of it) and busy (DCGM busy GPU-hours).
+    'job', held_gpu_hours: a MIG slice counts its share of the GPU, pods time-slicing a GPU split its
+    hour; at most the GPU-hour's provisioned seconds) and busy (DCGM busy GPU-hours).
     Hourly allocated GPUs = allocated GPU-seconds in the clock hour / 3600, summed over the group's GPUs;
     p50 / p95 / peak are taken over the day's hours in which the group had GPUs provisioned (hours with
     no allocation count as 0).
@@ -26,7 +26,7 @@ allocated_per_gpu_hour as (
     select
         gpu_id,
         hour_start,
-        {{ exact_sum('allocated_seconds * share') }} as allocated_seconds
+        {{ exact_sum('held_gpu_hours * 3600.0') }} as allocated_seconds
     from allocations
     where consumer_type = 'job'
     group by gpu_id, hour_start
@@ -39,7 +39,7 @@ gpu_hour_capacity as (
         coalesce(gpus.cluster, 'unknown') as cluster,
         gpu_hours.hour_start,
         coalesce(gpu_hours.provisioned_seconds, 0) as provisioned_seconds,
-        -- pods that time-slice a GPU each hold all of it: together they allocate it once
+        -- a scheduler that held the GPU longer than the bill ran it allocates no more than it ran
         least(
             coalesce(allocated_per_gpu_hour.allocated_seconds, 0), coalesce(gpu_hours.provisioned_seconds, 0)
         ) as allocated_seconds,

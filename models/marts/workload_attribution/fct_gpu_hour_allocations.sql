@@ -23,6 +23,7 @@ final as (
         -- numerics
         share,
         allocated_seconds,
+        held_gpu_hours,
         busy_gpu_hours,
         energy_kwh,
         cost_share,

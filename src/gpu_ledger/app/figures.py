@@ -3,7 +3,7 @@
 Every number a page shows as a headline (an `st.metric` card) is a MetricFlow metric of
 `models/marts/semantic/_metrics.yml`, computed by `gpu_ledger.read.metrics` with the sidebar's filters and
 labelled with the metric's own label: no page computes a figure in SQL of its own, so the same figure
-reads the same on every page (tests/app/test_pages.py checks it). A sidebar filter applies to a
+reads the same on every page (tests/app/test_headline_figures.py checks it). A sidebar filter applies to a
 figure when the figure's semantic model has that dimension; the page's caption names the filters its
 figures cannot apply. Money is formatted in the reporting currency (the dbt var `reporting_currency`).
 """

@@ -25,9 +25,11 @@ from gpu_ledger.home import Home
 from gpu_ledger.lock import home_lock
 
 if TYPE_CHECKING:
+    from gpu_ledger.ingest.base import Options
     from gpu_ledger.ingest.runner import Outcome
 
 INGEST_HELP = "land billing, telemetry, scheduler, event and business files (format detected by content)"
+TIMEZONE = "UTC"  # of sacct times without an offset, unless --timezone (or run.yml's ingest.timezone) says
 
 
 @click.command("ingest", short_help=INGEST_HELP, help=INGEST_HELP + ".")
@@ -36,7 +38,7 @@ INGEST_HELP = "land billing, telemetry, scheduler, event and business files (for
 @click.option("--format", "format_name", metavar="NAME", help="force a format instead of detecting it")
 @click.option(
     "--timezone",
-    default="UTC",
+    default=TIMEZONE,
     show_default=True,
     help="time zone of Slurm sacct times printed without a UTC offset",
 )
@@ -64,31 +66,22 @@ def run(
     home: Path,
     paths: list[Path],
     format_name: str | None = None,
-    timezone: str = "UTC",
+    timezone: str = TIMEZONE,
     sacct_fields: str | None = None,
     host: str | None = None,
     wait: float | None = None,
 ) -> int:
-    from gpu_ledger.ingest.base import Options
-    from gpu_ledger.ingest.runner import ingest
     from gpu_ledger.ingest.sources import STDIN
-    from gpu_ledger.ingest.store import RawStore
 
     # a path that does not exist is a usage error, found before the home or its store is created
     for path in paths:
         if path != STDIN and not (path.exists() or path.is_symlink()):
             error(f"{path}: no such file or folder (nothing was ingested)")
             return DID_NOT_RUN
-    options = Options(
-        timezone=timezone, sacct_fields=tuple(sacct_fields.split(",")) if sacct_fields else None, host=host
-    )
     try:
         with home_lock(home, "ingest", wait=wait):
             log_to_home(home)
-            with RawStore(Home(home).raw_db) as store:
-                outcomes = ingest(
-                    paths, store, format_name=format_name, options=options, progress=progress_shown()
-                )
+            outcomes = land(home, paths, ingest_options(timezone, sacct_fields, host), format_name)
     except (FileNotFoundError, ValueError) as exc:
         error(exc)
         return DID_NOT_RUN
@@ -106,6 +99,23 @@ def run(
     logger.info(summary)
     click.echo(summary)
     return FAILED if counts.get("rejected") else OK
+
+
+def ingest_options(timezone: str, sacct_fields: str | None, host: str | None) -> Options:
+    """The runner's options from the command line's or run.yml's (sacct fields comma-separated)."""
+    from gpu_ledger.ingest.base import Options
+
+    fields = tuple(sacct_fields.split(",")) if sacct_fields else None
+    return Options(timezone=timezone, sacct_fields=fields, host=host)
+
+
+def land(home: Path, paths: list[Path], options: Options, format_name: str | None = None) -> list[Outcome]:
+    """Land `paths` in the home's store (the caller holds the home's lock), with progress when shown."""
+    from gpu_ledger.ingest.runner import ingest
+    from gpu_ledger.ingest.store import RawStore
+
+    with RawStore(Home(home).raw_db) as store:
+        return ingest(paths, store, format_name=format_name, options=options, progress=progress_shown())
 
 
 def summarize(outcomes: list[Outcome], home: Path) -> str:

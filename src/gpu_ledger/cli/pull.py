@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from gpu_ledger.ingest.prometheus_pull import PullResult
 
 PULL_HELP = "pull DCGM series from a Prometheus (or Thanos/Mimir) HTTP API, in chunks, resumable"
+STEP = 30.0  # seconds between points, unless --step (or run.yml's pull.prometheus.step) says
 
 
 @click.group("pull", short_help="pull telemetry from a live source into the landed store")
@@ -48,7 +50,7 @@ def pull_group() -> None:
 @click.option(
     "--step",
     type=float,
-    default=30.0,
+    default=STEP,
     show_default=True,
     help="seconds between points; use the scrape interval",
 )
@@ -65,8 +67,6 @@ def pull_prometheus_command(
     url: str, start: str, end: str, step: float, matches: tuple[str, ...], wait: float | None
 ) -> int:
     from gpu_ledger.ingest.errors import IngestError
-    from gpu_ledger.ingest.prometheus_pull import pull
-    from gpu_ledger.ingest.store import RawStore
 
     home = current_home()
     try:
@@ -75,26 +75,37 @@ def pull_prometheus_command(
             logger.info(
                 "pulling %s from %s to %s at %g s from %s", matches or "DCGM series", start, end, step, url
             )
-            with RawStore(Home(home).raw_db) as store:
-                result = pull(
-                    store,
-                    url,
-                    start,
-                    end,
-                    step,
-                    list(matches) or None,
-                    out_dir=home / "pulled",
-                    progress=progress_shown(),
-                )
+            result = pull_into(home, url, start, end, step, matches)
     except (IngestError, ValueError) as exc:
         error(exc)
         return FAILED
-    for outcome in result.rejected:
-        click.echo(f"rejected: {outcome.error}", err=True)
     summary = summarize(result, home)
     logger.info(summary)
     click.echo(summary)
     return FAILED if result.rejected else OK
+
+
+def pull_into(
+    home: Path, url: str, start: str | datetime, end: str | datetime, step: float, matches: tuple[str, ...]
+) -> PullResult:
+    """Pull into the home's store (the caller holds the home's lock), each rejected chunk said on stderr."""
+    from gpu_ledger.ingest.prometheus_pull import pull
+    from gpu_ledger.ingest.store import RawStore
+
+    with RawStore(Home(home).raw_db) as store:
+        result = pull(
+            store,
+            url,
+            start,
+            end,
+            step,
+            list(matches) or None,
+            out_dir=home / "pulled",
+            progress=progress_shown(),
+        )
+    for outcome in result.rejected:
+        click.echo(f"rejected: {outcome.error}", err=True)
+    return result
 
 
 def summarize(result: PullResult, home: Path) -> str:

@@ -58,14 +58,14 @@ class RunConfigError(ValueError):
 class Prometheus:
     url: str
     lookback: timedelta
-    step: float = 30.0
+    step: float = pull_cli.STEP
     match: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Ingest:
     paths: tuple[Path, ...]
-    timezone: str = "UTC"
+    timezone: str = ingest_cli.TIMEZONE
     sacct_fields: str | None = None
     host: str | None = None
 
@@ -148,7 +148,7 @@ def _prometheus(path: Path, value: object) -> Prometheus | None:
     return Prometheus(
         url=str(section["url"]),
         lookback=timedelta(seconds=int(found.group(1)) * UNITS[found.group(2)]),
-        step=float(section.get("step", 30.0)),
+        step=float(section.get("step", pull_cli.STEP)),
         match=tuple(map(str, [match] if isinstance(match, str) else match)),
     )
 
@@ -163,7 +163,7 @@ def _ingest(path: Path, base: Path, section: dict) -> Ingest:
         raise RunConfigError(f"{path}: ingest path {missing[0]} does not exist")
     return Ingest(
         paths=resolved,
-        timezone=str(section.get("timezone", "UTC")),
+        timezone=str(section.get("timezone", ingest_cli.TIMEZONE)),
         sacct_fields=section.get("sacct_fields"),
         host=section.get("host"),
     )
@@ -266,40 +266,20 @@ def run_stages(home: Path, config: RunConfig) -> list[Stage]:
 
 def _pull(home: Path, config: Prometheus) -> Stage:
     from gpu_ledger.ingest.errors import IngestError
-    from gpu_ledger.ingest.prometheus_pull import pull
-    from gpu_ledger.ingest.store import RawStore
 
     end = datetime.now(UTC)
     try:
-        with RawStore(Home(home).raw_db) as store:
-            result = pull(
-                store,
-                config.url,
-                end - config.lookback,
-                end,
-                config.step,
-                list(config.match) or None,
-                out_dir=home / "pulled",
-                progress=progress_shown(),
-            )
+        result = pull_cli.pull_into(home, config.url, end - config.lookback, end, config.step, config.match)
     except (IngestError, ValueError) as exc:
         return Stage("pull", "failed", f"failed: {exc}")
-    for outcome in result.rejected:
-        click.echo(f"rejected: {outcome.error}", err=True)
     line = pull_cli.summarize(result, home)
     return Stage("pull", _status(not result.rejected), line, changed=result.rows > 0)
 
 
 def _ingest_stage(home: Path, config: Ingest) -> Stage:
-    from gpu_ledger.ingest.base import Options
-    from gpu_ledger.ingest.runner import ingest
-    from gpu_ledger.ingest.store import RawStore
-
-    sacct_fields = tuple(config.sacct_fields.split(",")) if config.sacct_fields else None
-    options = Options(timezone=config.timezone, sacct_fields=sacct_fields, host=config.host)
+    options = ingest_cli.ingest_options(config.timezone, config.sacct_fields, config.host)
     try:
-        with RawStore(Home(home).raw_db) as store:
-            outcomes = ingest(list(config.paths), store, options=options, progress=progress_shown())
+        outcomes = ingest_cli.land(home, list(config.paths), options)
     except (FileNotFoundError, ValueError) as exc:
         return Stage("ingest", "failed", f"failed: {exc}")
     for outcome in outcomes:

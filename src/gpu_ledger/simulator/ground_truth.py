@@ -44,12 +44,13 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   allocated seconds / seconds the instance ran in that hour; share is 1 for a whole GPU, g/7 for
   a MIG slice, the part of its GPU a Slurm job's shards (of 8) or MPS share (of 100) are, and a shared
   pod's part (simulator.shared_pools: 1/replicas under MPS, its HAMi request, 1/holders of a GPU that
-  a fixed set of pods time-slices: each holds the whole GPU, `gpu_seconds`, and pays a 1/holders
-  `cost_share`). Whatever is left of the GPU-hour is idle (jobs that share a GPU
+  a fixed set of pods time-slices: each sees the whole GPU but holds and pays a 1/holders
+  `cost_share` of it). Whatever is left of the GPU-hour is idle (jobs that share a GPU
   never hold more than it together).
-  `gpu_seconds` = allocated seconds x share. The shared Slurm servers run no DCGM, so the warehouse
-  cannot know which GPU a job held and spreads its part over the server's GPUs; they cost the same
-  (no energy is measured), so each job's cost matches the GPU it really held.
+  `gpu_seconds` = allocated seconds x share (a time-sliced pod's: x its cost_share). The shared
+  Slurm servers run no DCGM, so the warehouse cannot know which GPU a job held and spreads its part
+  over the server's GPUs; they cost the same (no energy is measured), so each job's cost matches the
+  GPU it really held.
 - Owners: a job's team comes from its labels, its Slurm account or its namespace through the org
   map; jobs that map to nobody are `unallocated`. Idle time belongs to the instance's `team` tag, or
   to `unallocated` on an untagged instance.
@@ -264,7 +265,7 @@ def allocation_hours(fleet: Fleet, gpu_cost: pl.DataFrame) -> pl.DataFrame:
                 * pl.col("allocated_seconds")
                 / pl.col("usage_seconds")
             ).alias("energy_kwh"),
-            (pl.col("allocated_seconds") * pl.col("share")).alias("gpu_seconds"),
+            (pl.col("allocated_seconds") * pl.coalesce("cost_share", "share")).alias("gpu_seconds"),
         )
         .join(fleet.jobs.select("job_key", "team", "project", "workload_class", "environment"), on="job_key")
     )

@@ -24,6 +24,7 @@ DEFAULT_SPOT_RETRY_OVERHEAD_PCT = 15.0  # recommendation_default_spot_retry_over
 RIGHTSIZING_TARGET_GPUS = ("L4", "A10G", "L40S")  # rightsizing_target_gpus
 RIGHTSIZING_MEMORY_HEADROOM = 0.25  # rightsizing_memory_headroom_pct
 RIGHTSIZING_MAX_UTIL = 0.40  # rightsizing_max_p95_util_pct: the story's model runs well below it
+DEFAULT_COMMITMENT_DISCOUNT = 0.30  # recommendation_default_commitment_discount_pct
 
 RECOMMENDATIONS_SCHEMA = {
     "story": pl.Utf8,
@@ -59,6 +60,7 @@ def recommendations(
         *_notebook_stories(fleet, gpu_cost, slices, idle_runs, instances, owners, start),
         *_rightsizing_stories(fleet, slices, instances, owners),
         *_spot_stories(fleet, gpu_cost, slices, instances, owners, start, scale),
+        *_shared_serving_stories(fleet, instances, owners, start, end, scale),
     ]
     return pl.DataFrame(rows, schema=RECOMMENDATIONS_SCHEMA).sort(
         "story", "provider", "instance_type", "resource_id"
@@ -323,5 +325,51 @@ def _spot_stories(
         then = in_use_hours * rate * (1 + pct / 100) * scale
         rows.append(
             _story("on_demand_training", "move_to_spot", "run_on_spot", inst, owners[ids[0]], None, now, then)
+        )
+    return rows
+
+
+def _shared_serving_stories(
+    fleet: Fleet, instances: pl.DataFrame, owners: dict, start: datetime, end: datetime, scale: float
+) -> list[dict]:
+    """The time-sliced serving node (simulator.shared_pools.time_slicing) runs on demand all window with
+    one GPU always held by its pods: its baseline is one machine, committed at the discount the bills
+    show for its instance type (1 - effective / list of its committed hours), else the default. Each
+    look-back hour the commitment is paid; each hour the node ran it covers the node."""
+    from gpu_ledger.simulator.fleet import SHARED_K8S_POOLS
+
+    names = [pool.name for pool in SHARED_K8S_POOLS if pool.role == "time_slicing"]
+    lookback_hours = (end - start).total_seconds() / 3600
+    hours = fleet.instance_hours.filter(pl.col("hour_start") >= start).join(
+        fleet.instances.select("instance_id", "instance_type"), on="instance_id"
+    )
+    rows = []
+    for inst in instances.filter(pl.col("pool").is_in(names)).iter_rows(named=True):
+        own = hours.filter(
+            (pl.col("instance_id") == inst["instance_id"]) & (pl.col("pricing_model") == "OnDemand")
+        )
+        committed = hours.filter(
+            (pl.col("instance_type") == inst["instance_type"])
+            & pl.col("pricing_model").is_in(["Reserved", "SavingsPlan"])
+        )
+        discount = (
+            1 - committed["effective_cost"].sum() / committed["list_cost"].sum()
+            if committed.height
+            else DEFAULT_COMMITMENT_DISCOUNT
+        )
+        rate = own["effective_cost"].sum() / (own["usage_seconds"].sum() / 3600)
+        now = own["effective_cost"].sum()
+        then = now - own.height * rate + lookback_hours * rate * (1 - discount)
+        rows.append(
+            _story(
+                "steady_shared_serving",
+                "buy_commitment",
+                "reserve_baseline",
+                inst,
+                owners[inst["instance_id"]],
+                None,
+                now * scale,
+                then * scale,
+            )
         )
     return rows

@@ -39,21 +39,28 @@ carry none. GPU feature discovery labels give the product, count, memory (MiB) a
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import json
-import re
-import zlib
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
-from gpu_ledger.project import SEEDS_DIR
 from gpu_ledger.simulator.model import Fleet
 from gpu_ledger.simulator.writers import kubernetes_sharing as sharing
+from gpu_ledger.simulator.writers.kubernetes_api import (
+    digest,
+    epoch,
+    file_stamp,
+    k8s_time,
+    node_ip,
+    write_list,
+)
+from gpu_ledger.simulator.writers.kubernetes_nodes import (
+    NodeRenderer,
+    alive,
+    gpus_by_instance,
+    load_catalogue,
+    pool_flavour,
+)
 
 POD_SNAPSHOT_EVERY = timedelta(hours=6)
 TERMINATED_POD_TTL = timedelta(hours=12)
@@ -62,27 +69,6 @@ NODE_REGISTRATION_SNAPSHOT_AFTER = timedelta(minutes=10)
 
 SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
 DEADLINE_MESSAGE = "Pod was active on the node longer than the specified deadline"
-
-DRIVER_VERSION = "550.90.07"
-CUDA_RUNTIME = "12.4"
-KUBELET_VERSION = "v1.30.4"
-
-_SEEDS = SEEDS_DIR
-
-# what nvidia-smi reports as total memory (MiB) for the catalogue's GPUs; others fall back to GB × 1024
-_GPU_MEMORY_MIB = {
-    "NVIDIA H100 80GB HBM3": 81559,
-    "NVIDIA A100-SXM4-80GB": 81920,
-    "NVIDIA A100-SXM4-40GB": 40960,
-    "NVIDIA A100 80GB PCIe": 81920,
-    "NVIDIA L40S": 46068,
-    "NVIDIA A10G": 23028,
-    "NVIDIA L4": 23034,
-    "Tesla T4": 15360,
-}
-# CUDA compute capability by architecture, with the GA10x exception for A10G
-_COMPUTE_CAPABILITY = {"hopper": (9, 0), "ampere": (8, 0), "ada-lovelace": (8, 9), "turing": (7, 5)}
-_COMPUTE_CAPABILITY_BY_MODEL = {"A10G": (8, 6)}
 
 _IMAGES = {
     "training": "nvcr.io/nvidia/pytorch:24.05-py3",
@@ -98,91 +84,14 @@ CONTAINER_NAMES = {
 }
 
 
-# --------------------------------------------------------------------------------------------- helpers
-
-
-def k8s_time(ts: datetime) -> str:
-    """RFC 3339 in UTC with seconds, as the API server writes every timestamp."""
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def file_stamp(ts: datetime) -> str:
-    """The UTC instant in a file name: `20240501T060000Z`."""
-    return ts.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-
-
 def _utc(ts: datetime) -> datetime:
     return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
 
 
-def _digest(*parts: object) -> bytes:
-    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
-
-
-def _uuid(*parts: object) -> str:
-    """A deterministic UUID-shaped id (objects need a uid; the fleet gives none for nodes)."""
-    h = _digest(*parts).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
-
-
-_IP_IN_NAME = re.compile(r"^ip-(\d+)-(\d+)-(\d+)-(\d+)(?:\.|$)")
-
-
-def node_ip(hostname: str) -> str:
-    """A node's InternalIP: the one EC2 private DNS names spell out, else a stable 10.x address."""
-    m = _IP_IN_NAME.match(hostname)
-    if m:
-        return ".".join(m.groups())
-    d = _digest("node-ip", hostname)
-    return f"10.{16 + d[0] % 16}.{d[1]}.{1 + d[2] % 254}"
-
-
 def _pod_ip(node: str, uid: str) -> str:
     a, b = node_ip(node).split(".")[:2]
-    d = _digest("pod-ip", uid)
+    d = digest("pod-ip", uid)
     return f"{a}.{b}.{d[0]}.{1 + d[1] % 254}"
-
-
-def _epoch(ts: datetime) -> int:
-    return int(ts.timestamp())
-
-
-@dataclass(frozen=True)
-class _Catalogue:
-    vcpus: dict[str, int]
-    memory_gib: dict[str, int]
-    architecture: dict[str, str]
-    dcgm_name: dict[str, str]
-    mig_capable: dict[str, bool]
-
-
-def _load_catalogue() -> _Catalogue:
-    """Instance sizes and GPU facts from the dbt seeds (the single catalogue the whole project reads)."""
-    vcpus: dict[str, int] = {}
-    mem: dict[str, int] = {}
-    arch: dict[str, str] = {}
-    dcgm: dict[str, str] = {}
-    mig: dict[str, bool] = {}
-    inst = _SEEDS / "gpu_instance_catalogue.csv"
-    if inst.is_file():
-        with inst.open(newline="") as fh:
-            for row in csv.DictReader(fh):
-                vcpus[row["instance_type"]] = int(row["vcpus"])
-                mem[row["instance_type"]] = int(row["memory_gib"])
-    models = _SEEDS / "gpu_models.csv"
-    if models.is_file():
-        with models.open(newline="") as fh:
-            for row in csv.DictReader(fh):
-                arch[row["gpu_model"]] = row["architecture"].lower().replace(" ", "-")
-                dcgm[row["gpu_model"]] = row["dcgm_model_name"]
-                mig[row["gpu_model"]] = row["mig_capable"].lower() == "true"
-    return _Catalogue(vcpus, mem, arch, dcgm, mig)
-
-
-def _write_list(path: Path, items: list[dict]) -> Path:
-    doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
-    path.write_text(json.dumps(doc, indent=4, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
 
 
 def _snapshot_times(start: datetime, end: datetime, every: timedelta) -> list[datetime]:
@@ -233,8 +142,8 @@ class _PodRenderer:
         wclass = job["workload_class"] or "batch"
         self.image = _IMAGES.get(wclass, _IMAGES["batch"])
         self.container = CONTAINER_NAMES.get(wclass, "main")
-        self.container_id = "containerd://" + _digest("container", self.uid).hex()
-        self.image_id = self.image.split(":")[0] + "@sha256:" + _digest("image", self.image).hex()
+        self.container_id = "containerd://" + digest("container", self.uid).hex()
+        self.image_id = self.image.split(":")[0] + "@sha256:" + digest("image", self.image).hex()
         resources: dict[str, str] = {}
         if job["cpus"]:
             resources["cpu"] = str(job["cpus"])
@@ -280,7 +189,7 @@ class _PodRenderer:
             "creationTimestamp": k8s_time(submitted),
             "name": job["name"],
             "namespace": job["namespace"] or "default",
-            "resourceVersion": str(_epoch(last_change) % 10**9),
+            "resourceVersion": str(epoch(last_change) % 10**9),
             "uid": self.uid,
         }
         if self.labels:
@@ -394,235 +303,6 @@ def _pod_visible(job: dict, t: datetime) -> bool:
     return ended > t - TERMINATED_POD_TTL
 
 
-# --------------------------------------------------------------------------------------------- nodes
-
-
-@dataclass(frozen=True)
-class _NodeGpus:
-    product: str  # the nvidia-smi product name
-    count: int
-    whole: int  # GPUs not in MIG mode
-    mig: dict[str, int]  # profile -> slices on the node
-
-
-def _gpus_by_instance(fleet: Fleet) -> dict[str, _NodeGpus]:
-    gpus = fleet.gpus
-    if gpus.is_empty():
-        return {}
-    slices = (
-        fleet.mig_slices.join(gpus.select("gpu_uuid", "instance_id"), on="gpu_uuid", how="inner")
-        .group_by(["instance_id", "profile"])
-        .agg(pl.len().alias("n"))
-    )
-    mig: dict[str, dict[str, int]] = {}
-    for row in slices.sort(["instance_id", "profile"]).iter_rows(named=True):
-        mig.setdefault(row["instance_id"], {})[row["profile"]] = int(row["n"])
-    summary = gpus.group_by("instance_id").agg(
-        pl.col("dcgm_model_name").drop_nulls().first().alias("product"),
-        pl.len().alias("count"),
-        (~pl.col("mig_enabled").fill_null(False)).sum().alias("whole"),
-    )
-    return {
-        r["instance_id"]: _NodeGpus(
-            r["product"] or "", int(r["count"]), int(r["whole"]), mig.get(r["instance_id"], {})
-        )
-        for r in summary.iter_rows(named=True)
-    }
-
-
-def _pool_flavour(fleet: Fleet, cluster: str, pool: str, capacity_types: set[str]) -> str:
-    """`karpenter` or `managed` for an AWS pool: reserved capacity is only labelled by Karpenter;
-    otherwise the choice is a seeded draw per pool, so one fleet shows both real label schemes."""
-    if "reserved" in capacity_types:
-        return "karpenter"
-    rng = np.random.default_rng([fleet.config.seed, zlib.crc32(f"{cluster}/{pool}".encode())])
-    return "karpenter" if rng.random() < 0.5 else "managed"
-
-
-def _capacity_labels(inst: dict, flavour: str) -> dict[str, str]:
-    provider, cap, pool = inst["provider"], inst["capacity_type"], inst["pool"]
-    if provider == "aws":
-        if flavour == "karpenter":
-            value = {"spot": "spot", "reserved": "reserved"}.get(cap, "on-demand")
-            return {"karpenter.sh/capacity-type": value, "karpenter.sh/nodepool": pool}
-        value = "SPOT" if cap == "spot" else "ON_DEMAND"
-        return {"eks.amazonaws.com/capacityType": value, "eks.amazonaws.com/nodegroup": pool}
-    if provider == "azure":
-        labels = {"agentpool": pool, "kubernetes.azure.com/agentpool": pool}
-        if cap == "spot":
-            labels["kubernetes.azure.com/scalesetpriority"] = "spot"
-        return labels
-    return {}
-
-
-def _gfd_labels(inst: dict, gpus: _NodeGpus | None, cat: _Catalogue) -> dict[str, str]:
-    """GPU feature discovery's labels, as its expected-output files describe them."""
-    model = inst["gpu_model"] or ""
-    product_name = (gpus.product if gpus and gpus.product else cat.dcgm_name.get(model, model)) or "unknown"
-    product = product_name.replace(" ", "-")
-    count = gpus.count if gpus else int(inst["gpu_count"] or 0)
-    memory = _GPU_MEMORY_MIB.get(product_name, int(inst["gpu_memory_gb"] or 0) * 1024)
-    family = cat.architecture.get(model, "unknown")
-    major, minor = _COMPUTE_CAPABILITY_BY_MODEL.get(model, _COMPUTE_CAPABILITY.get(family, (0, 0)))
-    drv_major, drv_minor, drv_rev = DRIVER_VERSION.split(".")
-    rt_major, rt_minor = CUDA_RUNTIME.split(".")
-    mig_enabled = bool(inst["mig_enabled"]) or bool(gpus and gpus.mig)
-    labels = {
-        "nvidia.com/cuda.driver-version.full": DRIVER_VERSION,
-        "nvidia.com/cuda.driver-version.major": drv_major,
-        "nvidia.com/cuda.driver-version.minor": drv_minor,
-        "nvidia.com/cuda.driver-version.revision": drv_rev,
-        "nvidia.com/cuda.runtime-version.full": CUDA_RUNTIME,
-        "nvidia.com/cuda.runtime-version.major": rt_major,
-        "nvidia.com/cuda.runtime-version.minor": rt_minor,
-        "nvidia.com/gfd.timestamp": str(_epoch(inst["launched_at"]) + 90),
-        "nvidia.com/gpu.compute.major": str(major),
-        "nvidia.com/gpu.compute.minor": str(minor),
-        "nvidia.com/gpu.count": str(count),
-        "nvidia.com/gpu.family": family,
-        "nvidia.com/gpu.machine": inst["instance_type"] or "unknown",
-        "nvidia.com/gpu.memory": str(memory),
-        "nvidia.com/gpu.mode": "compute",
-        "nvidia.com/gpu.product": product,
-        "nvidia.com/gpu.replicas": "1",
-        "nvidia.com/gpu.sharing-strategy": "none",
-        "nvidia.com/mig.capable": str(cat.mig_capable.get(model, mig_enabled)).lower(),
-        "nvidia.com/mps.capable": "false",
-    }
-    if mig_enabled:
-        labels["nvidia.com/mig.strategy"] = "mixed"
-        for profile, n in sorted((gpus.mig if gpus else {}).items()):
-            g = profile.split("g.")[0]
-            mem_gb = re.search(r"\.(\d+)gb", profile)
-            prefix = f"nvidia.com/mig-{profile}"
-            labels[f"{prefix}.count"] = str(n)
-            labels[f"{prefix}.memory"] = str(int(mem_gb.group(1)) * 1024 if mem_gb else 0)
-            labels[f"{prefix}.product"] = f"{product}-MIG-{profile}"
-            labels[f"{prefix}.replicas"] = "1"
-            labels[f"{prefix}.sharing-strategy"] = "none"
-            labels[f"{prefix}.slices.ci"] = g
-            labels[f"{prefix}.slices.gi"] = g
-    return labels
-
-
-class _NodeRenderer:
-    def __init__(self, inst: dict, gpus: _NodeGpus | None, cat: _Catalogue, flavour: str) -> None:
-        self.inst = inst
-        host = inst["hostname"]
-        itype = inst["instance_type"] or ""
-        labels = {
-            "beta.kubernetes.io/arch": "amd64",
-            "beta.kubernetes.io/os": "linux",
-            "kubernetes.io/arch": "amd64",
-            "kubernetes.io/hostname": host,
-            "kubernetes.io/os": "linux",
-        }
-        if inst["provider"] in ("aws", "azure"):
-            labels["beta.kubernetes.io/instance-type"] = itype
-            labels["node.kubernetes.io/instance-type"] = itype
-        if inst["region"]:
-            labels["topology.kubernetes.io/region"] = inst["region"]
-        if inst["availability_zone"]:
-            labels["topology.kubernetes.io/zone"] = inst["availability_zone"]
-        labels.update(_capacity_labels(inst, flavour))
-        labels.update(_gfd_labels(inst, gpus, cat))
-        labels.update(sharing.node_labels(inst, labels))
-        self.labels = labels
-
-        vcpus = cat.vcpus.get(itype, 12 * max(1, int(inst["gpu_count"] or 1)))
-        mem_kib = int(
-            cat.memory_gib.get(itype, 120 * max(1, int(inst["gpu_count"] or 1))) * 1024 * 1024 * 0.985
-        )
-        count = gpus.count if gpus else int(inst["gpu_count"] or 0)
-        whole = gpus.whole if gpus else (0 if inst["mig_enabled"] else count)
-        capacity = {
-            "cpu": str(vcpus),
-            "ephemeral-storage": "524275692Ki",
-            "hugepages-1Gi": "0",
-            "hugepages-2Mi": "0",
-            "memory": f"{mem_kib}Ki",
-            **sharing.node_gpus(inst, whole),
-            "pods": "110",
-        }
-        for profile, n in (gpus.mig if gpus else {}).items():
-            capacity[f"nvidia.com/mig-{profile}"] = str(n)
-        allocatable = dict(capacity)
-        allocatable["cpu"] = f"{vcpus * 1000 - 80 - 10 * vcpus}m"
-        allocatable["ephemeral-storage"] = "482098735124"
-        allocatable["memory"] = f"{mem_kib - 1024 * (255 + 11 * 110)}Ki"
-        self.capacity, self.allocatable = capacity, allocatable
-        spec: dict = {}
-        if inst["provider_id"]:
-            spec["providerID"] = inst["provider_id"]
-        taints = [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "value": "true"}]
-        if inst["provider"] == "azure" and inst["capacity_type"] == "spot":
-            taints.append(
-                {"effect": "NoSchedule", "key": "kubernetes.azure.com/scalesetpriority", "value": "spot"}
-            )
-        spec["taints"] = taints
-        self.spec = spec
-        self.uid = _uuid("node", inst["instance_id"], host)
-        self.ip = node_ip(host)
-
-    def render(self, t: datetime) -> dict:
-        inst = self.inst
-        ready_at = inst["launched_at"] + timedelta(seconds=60)
-        conditions = [
-            (
-                "MemoryPressure",
-                "False",
-                "KubeletHasSufficientMemory",
-                "kubelet has sufficient memory available",
-            ),
-            ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-            ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-            ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
-        ]
-        return {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "creationTimestamp": k8s_time(inst["launched_at"]),
-                "labels": dict(self.labels),
-                "name": inst["hostname"],
-                "resourceVersion": str(_epoch(t) % 10**9),
-                "uid": self.uid,
-            },
-            "spec": self.spec,
-            "status": {
-                "addresses": [
-                    {"address": self.ip, "type": "InternalIP"},
-                    {"address": inst["hostname"], "type": "Hostname"},
-                ],
-                "allocatable": self.allocatable,
-                "capacity": self.capacity,
-                "conditions": [
-                    {
-                        "lastHeartbeatTime": k8s_time(max(inst["launched_at"], t - timedelta(seconds=17))),
-                        "lastTransitionTime": k8s_time(ready_at if kind == "Ready" else inst["launched_at"]),
-                        "message": message,
-                        "reason": reason,
-                        "status": status,
-                        "type": kind,
-                    }
-                    for kind, status, reason, message in conditions
-                ],
-                "nodeInfo": {
-                    "architecture": "amd64",
-                    "containerRuntimeVersion": "containerd://1.7.20",
-                    "kernelVersion": "6.1.102",
-                    "kubeletVersion": KUBELET_VERSION,
-                    "operatingSystem": "linux",
-                    "osImage": "Ubuntu 22.04.4 LTS",
-                },
-            },
-        }
-
-
-def _alive(inst: dict, t: datetime) -> bool:
-    return inst["launched_at"] <= t and (inst["terminated_at"] is None or inst["terminated_at"] > t)
-
-
 # --------------------------------------------------------------------------------------------- writer
 
 
@@ -634,8 +314,8 @@ def write_kubernetes(fleet: Fleet, out: Path) -> list[Path]:
     clusters = sorted(
         set(jobs["cluster"].drop_nulls().to_list()) | set(instances["cluster"].drop_nulls().to_list())
     )
-    cat = _load_catalogue()
-    gpus = _gpus_by_instance(fleet)
+    cat = load_catalogue()
+    gpus = gpus_by_instance(fleet)
     written: list[Path] = []
     for cluster in clusters:
         folder = out / "schedulers" / "kubernetes" / cluster
@@ -651,32 +331,32 @@ def write_kubernetes(fleet: Fleet, out: Path) -> list[Path]:
         pool_caps: dict[str, set[str]] = {}
         for inst in insts:
             pool_caps.setdefault(inst["pool"], set()).add(inst["capacity_type"])
-        flavours = {pool: _pool_flavour(fleet, cluster, pool, caps) for pool, caps in pool_caps.items()}
-        renderers = [_NodeRenderer(i, gpus.get(i["instance_id"]), cat, flavours[i["pool"]]) for i in insts]
+        flavours = {pool: pool_flavour(fleet, cluster, pool, caps) for pool, caps in pool_caps.items()}
+        renderers = [NodeRenderer(i, gpus.get(i["instance_id"]), cat, flavours[i["pool"]]) for i in insts]
         node_times = set(_snapshot_times(start, end, NODE_SNAPSHOT_EVERY))
         for inst in insts:
-            if any(_alive(inst, t) for t in node_times):
+            if any(alive(inst, t) for t in node_times):
                 continue
             first = max(inst["launched_at"], start)
             last = min(inst["terminated_at"] or end, end)
             node_times.add(first + min(NODE_REGISTRATION_SNAPSHOT_AFTER, (last - first) / 2))
         for t in sorted(node_times):
-            items = [r.render(t) for r in renderers if _alive(r.inst, t)]
+            items = [r.render(t) for r in renderers if alive(r.inst, t)]
             items.sort(key=lambda n: n["metadata"]["name"])
-            written.append(_write_list(folder / f"nodes-{file_stamp(t)}.json", items))
+            written.append(write_list(folder / f"nodes-{file_stamp(t)}.json", items))
 
         # pods
         pods = [
             _PodRenderer(j) for j in jobs.filter(pl.col("cluster") == cluster).sort("submitted_at").to_dicts()
         ]
         for t in _snapshot_times(start, end, POD_SNAPSHOT_EVERY):
-            nodes_alive = sum(1 for i in insts if _alive(i, t))
+            nodes_alive = sum(1 for i in insts if alive(i, t))
             items = [p.render(t, nodes_alive) for p in pods if _pod_visible(p.job, t)]
             items.sort(
                 key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"], p["metadata"]["uid"])
             )
-            written.append(_write_list(folder / f"pods-{file_stamp(t)}.json", items))
+            written.append(write_list(folder / f"pods-{file_stamp(t)}.json", items))
         times = _snapshot_times(start, end, POD_SNAPSHOT_EVERY)
         for t, items in sharing.claim_snapshots([p.job for p in pods], times, k8s_time):
-            written.append(_write_list(folder / f"resourceclaims-{file_stamp(t)}.json", items))
+            written.append(write_list(folder / f"resourceclaims-{file_stamp(t)}.json", items))
     return written
