@@ -81,5 +81,10 @@ COLUMNS_1_3 = tuple(sorted((*COLUMNS, *ADDED_IN_1_3)))
 them: the 1.2 columns (ProviderName and PublisherName, deprecated by 1.3, still present) and those 1.3
 added."""
 
+COLUMNS_1_4 = tuple(sorted({*COLUMNS_1_3, *ADDED_IN_1_4} - {"ProviderName", "PublisherName"}))
+"""The columns of the FOCUS 1.4 Cost and Usage dataset, alphabetical: 1.3's without ProviderName and
+PublisherName (which 1.4 removes: ServiceProviderName and HostProviderName carry the provider), and the two
+1.4 added."""
+
 SUMMABLE = tuple(c["name"] for c in WAREHOUSE_COLUMNS if c.get("summable"))
 """The metrics a split-cost allocation divides: the split rows of a charge sum to it in each of these."""
