@@ -14,6 +14,7 @@ from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from gpu_ledger.ingest import registry
@@ -44,11 +45,8 @@ def _totals(rows: list[dict[str, str]]) -> dict[str, Decimal]:
     return {category: total.quantize(CENT) for category, total in totals.items()}
 
 
-@pytest.fixture(scope="module", params=[("aws", "1.3"), ("azure", "1.3"), ("gcp", "1.2")], ids=str)
-def converted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The converter's 1.4 datasets from one provider's sample: dataset name -> file."""
-    provider, version = request.param
-    root = tmp_path_factory.mktemp(f"fdt-{provider}")
+def convert(root: Path, provider: str, version: str) -> dict[str, Path]:
+    """The converter's 1.4 datasets from one provider's FOCUS `version` sample: dataset name -> file."""
     sample = root / "sample"
     assert toolkit.main(["generate", "--provider", provider, "--focus-version", version,
                          "--rows", "400", "--out", str(sample)]) == 0  # fmt: skip
@@ -57,14 +55,16 @@ def converted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         arg for p in sample.glob("*contract_commitment*.csv") for arg in ("--contract-commitment", str(p))
     ]
     out = root / "focus-1.4"
-    assert (
-        toolkit.main(
-            ["convert", "--mode", "synthetic", "--exit-policy", "pipeline", *source, "--out", str(out)]
-        )
-        == 0
-    )
+    policy = ["--mode", "synthetic", "--exit-policy", "pipeline"]
+    assert toolkit.main(["convert", *policy, *source, "--out", str(out)]) == 0
     files = {name: next(out.glob(f"*focus_1_4_{name}.csv"), None) for name in DATASETS}
     return {name: path for name, path in files.items() if path is not None}
+
+
+@pytest.fixture(scope="module", params=[("aws", "1.3"), ("azure", "1.3"), ("gcp", "1.2")], ids=str)
+def converted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    provider, version = request.param
+    return convert(tmp_path_factory.mktemp(f"fdt-{provider}"), provider, version)
 
 
 def test_every_dataset_the_converter_writes_lands_with_its_rows_and_totals(
@@ -144,3 +144,33 @@ def test_a_file_focus_1_4_forbids_is_refused_in_one_line_naming_row_and_column(
         assert outcome.status == "rejected", path.name
         assert outcome.error.startswith(f"{path}:{message}"), outcome.error
         assert "\n" not in outcome.error
+
+
+@pytest.mark.slow
+def test_the_datasets_are_staged_by_a_build(tmp_path: Path):
+    """AWS's sample (the one with contract commitments) built: each dataset's staging model holds its rows,
+    the invoice lines their totals."""
+    from gpu_ledger.build.duckdb_engine import build
+    from gpu_ledger.home import Home
+
+    files = convert(tmp_path / "fdt", "aws", "1.3")
+    home = Home(tmp_path / "home")
+    with RawStore(home.raw_db) as store:
+        assert {o.status for o in ingest(sorted(files.values()), store, progress=False)} == {"loaded"}
+    result = build(home)
+    assert result.success, result.output[-3000:]
+    staged = {
+        "contract_commitment": "stg_focus__contract_commitments",
+        "billing_period": "stg_focus__billing_periods",
+        "invoice_detail": "stg_focus__invoice_details",
+    }
+    with duckdb.connect(str(home.root / "work.duckdb"), read_only=True) as con:
+        con.execute(f"attach '{home.raw_db}' as landed (read_only)")
+        for name, model in staged.items():
+            rows = con.execute(f"select count(*) from staging.{model} where focus_version = '1.4'").fetchall()
+            assert rows == [(len(_rows(files[name])),)], model
+        totals = con.execute(
+            'select "ChargeCategory", round(sum("BilledCost"::decimal(38, 12)), 2) '
+            "from staging.stg_focus__invoice_details group by all"
+        ).fetchall()
+    assert dict(totals) == _totals(_rows(files["invoice_detail"]))
