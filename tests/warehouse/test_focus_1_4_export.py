@@ -17,6 +17,7 @@ import pytest
 
 from gpu_ledger.focus_spec import COLUMNS_1_4, WAREHOUSE_COLUMNS
 from gpu_ledger.read.export import ExportError, export_focus, export_focus_1_4
+from tests.terminal import gpu_ledger
 
 pytestmark = pytest.mark.slow
 
@@ -145,3 +146,14 @@ def test_a_file_is_not_a_folder_for_1_4_nor_1_4_a_file(warehouse: Path, tmp_path
         export_focus_1_4(warehouse, taken)
     with pytest.raises(ExportError, match="FOCUS 1.4 is a folder of datasets"):
         export_focus(warehouse, tmp_path / "focus.csv", "1.4")
+
+
+def test_the_command_names_each_file_it_wrote(warehouse: Path, export_1_4: Path, tmp_path: Path):
+    out = tmp_path / "focus-1.4"
+    home = ["--home", str(warehouse.parent)]
+    run = gpu_ledger("export", "focus", *home, "--focus-version", "1.4", "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    counts = {name: len(_rows(export_1_4 / name)[1]) for name in ("cost_and_usage.csv", "billing_period.csv")}
+    files = ", ".join(f"{name} ({rows:,} rows)" for name, rows in counts.items())
+    assert run.stdout == f"Wrote FOCUS 1.4 to {out}: {files}\n"
+    assert all((out / name).read_bytes() == (export_1_4 / name).read_bytes() for name in counts)
