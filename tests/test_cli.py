@@ -206,10 +206,23 @@ def test_export_refuses_a_folder_that_does_not_exist(tmp_path: Path):
 def test_export_refuses_a_focus_version_it_cannot_write(tmp_path: Path):
     out = tmp_path / "focus.csv"
     result = gpu_ledger(
+        "export", "focus", "--home", str(tmp_path), "--out", str(out), "--focus-version", "1.5"
+    )
+    assert result.returncode == 2
+    assert "Invalid value for '--focus-version': '1.5' is not one of '1.2', '1.3', '1.4'." in result.stderr
+    assert not out.exists()
+
+
+def test_export_of_focus_1_4_needs_a_built_warehouse_and_makes_no_folder_without_one(tmp_path: Path):
+    out = tmp_path / "focus-1.4"
+    result = gpu_ledger(
         "export", "focus", "--home", str(tmp_path), "--out", str(out), "--focus-version", "1.4"
     )
     assert result.returncode == 2
-    assert "Invalid value for '--focus-version': '1.4' is not one of '1.2', '1.3'." in result.stderr
+    assert _one_line(result.stderr) == (
+        f"gpu-ledger export focus: no warehouse at {tmp_path / 'warehouse.duckdb'}: "
+        "run `gpu-ledger build` first"
+    )
     assert not out.exists()
 
 

@@ -1,15 +1,16 @@
 """Writes the dbt side of the FOCUS columns from `src/gpu_ledger/focus_columns.yml`, their one list.
 
 - `macros/billing/focus_columns.sql`: `focus_columns()`, `focus_type()` and `focus_service_subcategories()`;
-- `models/docs/focus_columns.md`: a doc block per column (`focus__<name>`, `focus_contract__<name>`);
+- `models/docs/focus_columns.md`: a doc block per column (`focus__<name>`, `focus_<dataset>__<name>`);
 - in any YAML file under `models/`, the column entries between a line `# >>> focus columns: <profile>` and
   the next `# <<< focus columns`, indented as the opening line. The profiles:
   `part` (a provider's FOCUS part: the columns and their docs), `lines` (int_billing__focus_lines: types, and
   what every part must deliver as its contract's not-null constraints), `mart` (fct_billing_focus: types,
   the contract's not-null constraints, the spec's closed lists), `landed` / `staged` (the FOCUS export's raw
-  table and staging model), `contract_landed` / `contract_staged` (the FOCUS 1.3 Contract Commitment
-  dataset), `mart_1_3` (fct_billing_focus_allocated, the FOCUS 1.3 export: the 1.2 and 1.3 columns
-  alphabetically, then the x_ extensions).
+  table and staging model), `<dataset>_landed` / `<dataset>_staged` for each supporting dataset in
+  `DATASETS` (`contract`: Contract Commitment; `billing_period`, `invoice_detail`: FOCUS 1.4's), `mart_1_3`
+  (fct_billing_focus_allocated, the FOCUS 1.3 export: the 1.2 and 1.3 columns alphabetically, then the x_
+  extensions).
 
 `python -m gpu_ledger.focus_codegen` rewrites what differs and names the files; `--check` only names them
 and exits 1 (tests/test_focus_codegen.py runs it). It also checks that every FOCUS part the registry in
@@ -148,16 +149,35 @@ def _landed(column: dict[str, Any]) -> list[str]:
     return [f"- name: {column['name']}", f"  data_type: {kind}", f"  description: {_doc(column['name'])}"]
 
 
-def _contract_landed(column: dict[str, Any]) -> list[str]:
-    return [
-        f"- name: {column['name']}",
-        f"  data_type: {column['landed']}",
-        f"  description: {_doc(column['name'], 'focus_contract')}",
-    ]
+DATASETS = {
+    "contract": "contract_commitment",
+    "billing_period": "billing_period",
+    "invoice_detail": "invoice_detail",
+}
+"""FOCUS's supporting datasets: the profile prefix (and doc block prefix `focus_<prefix>__`) of each, and
+its list in focus_columns.yml."""
 
 
-def _contract_staged(column: dict[str, Any]) -> list[str]:
-    return [f"- name: {column['name']}", f"  description: {_doc(column['name'], 'focus_contract')}"]
+def _dataset_landed(prefix: str) -> Callable[[dict[str, Any]], list[str]]:
+    def entry(column: dict[str, Any]) -> list[str]:
+        return [
+            f"- name: {column['name']}",
+            f"  data_type: {column['landed']}",
+            f"  description: {_doc(column['name'], 'focus_' + prefix)}",
+        ]
+
+    return entry
+
+
+def _dataset_staged(prefix: str) -> Callable[[dict[str, Any]], list[str]]:
+    def entry(column: dict[str, Any]) -> list[str]:
+        return [f"- name: {column['name']}", f"  description: {_doc(column['name'], 'focus_' + prefix)}"]
+
+    return entry
+
+
+def _dataset(key: str) -> Callable[[], list[dict[str, Any]]]:
+    return lambda: SPEC[key]
 
 
 PROFILES: dict[str, tuple[Callable[[], list[dict[str, Any]]], Callable[[dict[str, Any]], list[str]]]] = {
@@ -166,9 +186,11 @@ PROFILES: dict[str, tuple[Callable[[], list[dict[str, Any]]], Callable[[dict[str
     "mart": (_columns, _mart),
     "landed": (lambda: _focus_only() + SPEC["focus_1_3"], _landed),
     "staged": (lambda: _focus_only() + SPEC["focus_1_3"], _part),
-    "contract_landed": (lambda: SPEC["contract_commitment"], _contract_landed),
-    "contract_staged": (lambda: SPEC["contract_commitment"], _contract_staged),
     "mart_1_3": (_columns_1_3, _mart),
+} | {
+    f"{prefix}_{stage}": (_dataset(key), entry(prefix))
+    for prefix, key in DATASETS.items()
+    for stage, entry in (("landed", _dataset_landed), ("staged", _dataset_staged))
 }
 
 
@@ -211,7 +233,7 @@ def docs_markdown() -> str:
     ]
     for prefix, columns in (
         ("focus", SPEC["columns"] + SPEC["focus_1_3"]),
-        ("focus_contract", SPEC["contract_commitment"]),
+        *((f"focus_{prefix}", SPEC[key]) for prefix, key in DATASETS.items()),
     ):
         for column in columns:
             text = _wrap(column["description"])

@@ -60,10 +60,16 @@ ADDED_IN_1_3 = {c["name"]: _landed_kind(c["landed"]) for c in SPEC["focus_1_3"]}
 """Cost and Usage columns FOCUS 1.3 added (split-cost allocation, contract commitments applied, and the
 service/host provider names that replace ProviderName and PublisherName), with the kind each lands as."""
 
-CONTRACT_COMMITMENT = {c["name"]: c["landed"] for c in SPEC["contract_commitment"]}
-"""The FOCUS 1.3 Contract Commitment dataset: the terms of each contract commitment, joined to charges
-through the ContractCommitmentId inside their ContractApplied."""
-CONTRACT_COMMITMENT_NOT_NULL = tuple(c["name"] for c in SPEC["contract_commitment"] if c.get("not_null"))
+DATASETS: dict[str, tuple[dict[str, Any], ...]] = {
+    key: tuple(SPEC[key]) for key in ("contract_commitment", "billing_period", "invoice_detail")
+}
+"""FOCUS's supporting datasets, each column with its landed type, `not_null`, `allowed_values`, `since`
+(the version that added it) and `conditional`: Contract Commitment (1.3, grown by 1.4: the terms of each
+commitment, which charges name in their ContractApplied), Billing Period and Invoice Detail (1.4)."""
+
+ADDED_IN_1_4 = ("CommitmentProgramEligibilityDetails", "InvoiceDetailId")
+"""Cost and Usage columns FOCUS 1.4 added; a file naming one is a 1.4 file. They land as text, as the
+export's other columns the warehouse does not read."""
 
 SERVICE_SUBCATEGORIES: dict[str, tuple[str, ...]] = {
     category: tuple(children) for category, children in SPEC["service_subcategories"].items()
@@ -74,6 +80,11 @@ COLUMNS_1_3 = tuple(sorted((*COLUMNS, *ADDED_IN_1_3)))
 """The FOCUS columns of the 1.3 export (fct_billing_focus_allocated), alphabetical as the specification lists
 them: the 1.2 columns (ProviderName and PublisherName, deprecated by 1.3, still present) and those 1.3
 added."""
+
+COLUMNS_1_4 = tuple(sorted({*COLUMNS_1_3, *ADDED_IN_1_4} - {"ProviderName", "PublisherName"}))
+"""The columns of the FOCUS 1.4 Cost and Usage dataset, alphabetical: 1.3's without ProviderName and
+PublisherName (which 1.4 removes: ServiceProviderName and HostProviderName carry the provider), and the two
+1.4 added."""
 
 SUMMABLE = tuple(c["name"] for c in WAREHOUSE_COLUMNS if c.get("summable"))
 """The metrics a split-cost allocation divides: the split rows of a charge sum to it in each of these."""

@@ -229,8 +229,8 @@ def test_the_1_2_export_stays_the_default_and_unchanged(warehouse: Path, tmp_pat
 
 def test_an_unknown_focus_version_is_refused_before_anything_is_written(warehouse: Path, tmp_path: Path):
     out = tmp_path / "focus.csv"
-    with pytest.raises(ExportError, match=r"cannot export FOCUS 1\.4: the versions are 1\.2, 1\.3"):
-        export_focus(warehouse, out, "1.4")
+    with pytest.raises(ExportError, match=r"cannot export FOCUS 1\.5: the versions are 1\.2, 1\.3, 1\.4"):
+        export_focus(warehouse, out, "1.5")
     assert not out.exists()
 
 

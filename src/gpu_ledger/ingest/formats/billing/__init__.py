@@ -1,10 +1,11 @@
 """Billing formats, most specific first: each is recognised by its columns or keys, never by file name.
 
 The column signatures do not overlap (CUR 2.0 snake_case, legacy CUR `lineItem/...`, FOCUS PascalCase
-with `BilledCost`, the FOCUS 1.3 Contract Commitment dataset's `ContractCommitmentId` without it, Azure
-cost details with `MeterCategory` and no `BilledCost`, GCP's `billing_account_id`/`usage_start_time`,
-the asset register's `asset_id`/`purchase_price`), so the order only matters for a file built to match
-two.
+with `BilledCost`, the FOCUS Contract Commitment dataset's `ContractCommitmentId` without it, FOCUS
+1.4's Billing Period (`BillingPeriodStatus`) and Invoice Detail (`InvoiceDetailId` without
+`ChargePeriodStart`), Azure cost details with `MeterCategory` and no `BilledCost`, GCP's
+`billing_account_id`/`usage_start_time`, the asset register's `asset_id`/`purchase_price`), so the order
+only matters for a file built to match two.
 
 A billing provider is a plug-in (docs/adding.md "Add a billing provider"): every module of this package that
 exposes `FORMAT` is a format, found here without being listed. The built-in ones keep the order below;
@@ -25,6 +26,8 @@ BUILT_IN = (
     "aws_cur_legacy",
     "focus",
     "focus_contract_commitment",
+    "focus_billing_period",
+    "focus_invoice_detail",
     "azure_cost",
     "gcp_billing",
     "onprem_assets",

@@ -1,4 +1,4 @@
-"""FOCUS 1.0 – 1.3 cost and usage exports (any provider), CSV or Parquet, landed into `raw.focus`.
+"""FOCUS 1.0 – 1.4 cost and usage exports (any provider), CSV or Parquet, landed into `raw.focus`.
 
 Recognised by the FOCUS columns `BilledCost` and `ChargePeriodStart` together with `ChargeCategory` or
 `BillingPeriodStart` (matched case-insensitively: the spec's own examples write `SkuPriceid`). Azure,
@@ -12,13 +12,18 @@ columns (`ChargeCategory`, `PricingCategory`, `ChargeFrequency`, …) take the s
 their case (`Usage-based` becomes `Usage-Based`, a draft's `Spot` pricing `Dynamic`) and any other value
 rejects the file with its row and column, as does a row without `BilledCost`, `ChargePeriodStart` or
 its billing period. List and contracted unit prices must not be negative (the spec forbids it).
-`_focus_version` records which column set the file has (1.0, 1.1, 1.2 or 1.3).
+`_focus_version` records which column set the file has (1.0, 1.1, 1.2, 1.3 or 1.4).
 
 FOCUS 1.3: `ServiceProviderName` and `HostProviderName` land beside or instead of `ProviderName` and
 `PublisherName`; a file with only the new names gets `ProviderName` and `PublisherName` from
 `ServiceProviderName` (what 1.3 says they became). The split-cost columns (`AllocatedMethodId`,
 `AllocatedMethodDetails`, `AllocatedResourceId`, `AllocatedResourceName`, `AllocatedTags`) and
 `ContractApplied` land as they are, JSON validated (`AllocatedTags` as a map).
+
+FOCUS 1.4: ProviderName and PublisherName are gone; the provider comes from `ServiceProviderName` as for
+1.3. Its new `CommitmentProgramEligibilityDetails` and `InvoiceDetailId` (the line of the Invoice Detail
+dataset the charge is billed on) land as text. 1.4's other datasets are formats of their own
+(`focus_contract_commitment`, `focus_billing_period`, `focus_invoice_detail`).
 
 Restatement: scope `focus/<ProviderName>/<BillingAccountId>/<billing period YYYY-MM>` (several when the
 file spans several); a file naming neither provider nor account has no scope (nothing to say what it
@@ -30,7 +35,15 @@ from __future__ import annotations
 
 import re
 
-from gpu_ledger.focus_spec import ADDED_IN_1_3, ALLOWED_VALUES, COLUMNS, NUMBERS, SPELLINGS, TIMESTAMPS
+from gpu_ledger.focus_spec import (
+    ADDED_IN_1_3,
+    ADDED_IN_1_4,
+    ALLOWED_VALUES,
+    COLUMNS,
+    NUMBERS,
+    SPELLINGS,
+    TIMESTAMPS,
+)
 from gpu_ledger.ingest.base import Format, LoadContext
 from gpu_ledger.ingest.columns import Column
 from gpu_ledger.ingest.formats.billing import common
@@ -55,6 +68,7 @@ _V12 = {
     "pricingcurrencyeffectivecost",
 }
 _V13 = {n.lower() for n in ADDED_IN_1_3}
+_V14 = {n.lower() for n in ADDED_IN_1_4}
 REQUIRED = ("BilledCost", "BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart")
 """Columns every row must fill: the warehouse cannot place or price a charge without them."""
 
@@ -115,7 +129,17 @@ def load(ctx: LoadContext) -> None:
     names = {c.name for c in cols}
     common.require_columns(ctx, names, REQUIRED, "the FOCUS columns")
     lower = {n.lower() for n in names}
-    version = "1.3" if lower & _V13 else "1.2" if lower & _V12 else "1.1" if lower & _V11 else "1.0"
+    version = (
+        "1.4"
+        if lower & _V14
+        else "1.3"
+        if lower & _V13
+        else "1.2"
+        if lower & _V12
+        else "1.1"
+        if lower & _V11
+        else "1.0"
+    )
     extra = [f"'{version}' as _focus_version"]
     if "ServiceProviderName" in names:  # 1.3 names the provider there; 1.2's columns follow from it
         extra += [
@@ -153,7 +177,7 @@ def export_version(ctx: LoadContext) -> str:
 FORMAT = Format(
     name="focus",
     group="billing",
-    description="FOCUS 1.0-1.3 cost and usage export (any provider), CSV or Parquet",
+    description="FOCUS 1.0-1.4 cost and usage export (any provider), CSV or Parquet",
     detect=detect,
     load=load,
 )
