@@ -10,6 +10,7 @@
     serving deployment's model (int_inference__pod_days: the server's model_name, else the
     deployment, as fct_model_inference_daily names it) served that UTC day under the request's model
     (LiteLLM's provider prefix such as hosted_vllm/ removed) or, failing that, its LiteLLM model_group.
+    A request whose api_base names a public API's host (seed llm_api_hosts) is never self-hosted.
     A failed request (status failure) counts in failed_requests, not requests; its tokens count.
 #}
 with
@@ -28,6 +29,10 @@ tenant_map as (
 
 pod_days as (
     select * from {{ ref('int_inference__pod_days') }}
+),
+
+api_hosts as (
+    select * from {{ ref('llm_api_hosts') }}
 ),
 
 litellm_numbered as (
@@ -57,6 +62,7 @@ requests as (
             else model
         end as model,  -- noqa: RF04
         model_group,
+        api_base,
         status,
         input_tokens,
         output_tokens,
@@ -70,6 +76,7 @@ requests as (
         team as gateway_team,
         model,
         cast(null as varchar) as model_group,
+        api_base,
         status,
         input_tokens,
         output_tokens,
@@ -99,12 +106,19 @@ served_models as (
     from pod_days
 ),
 
+api_bases as (
+    select distinct requests.api_base
+    from requests
+    inner join api_hosts on requests.api_base like concat('%', api_hosts.host, '%')
+),
+
 matched as (
     select
         requests.*,
         {{ utc_date('requests.requested_at') }} as day,
-        coalesce(by_model.model, by_group.model) as served_model
+        case when api_bases.api_base is null then coalesce(by_model.model, by_group.model) end as served_model
     from requests
+    left join api_bases on requests.api_base = api_bases.api_base
     left join served_models as by_model
         on
             {{ utc_date('requests.requested_at') }} = by_model.day
