@@ -46,7 +46,7 @@ generic_numbered as (
     select
         *,
         row_number() over (
-            partition by coalesce(request_id, concat(load_id, ':', cast(source_row as varchar)))
+            partition by coalesce(request_id, concat(load_id, ':', cast(source_row as string)))
             order by load_id desc, source_row desc
         ) as copy_number
     from generic
@@ -75,7 +75,7 @@ requests as (
         tenant,
         team as gateway_team,
         model,
-        cast(null as varchar) as model_group,
+        cast(null as string) as model_group,
         api_base,
         status,
         input_tokens,
