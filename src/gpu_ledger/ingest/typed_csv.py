@@ -27,6 +27,7 @@ from gpu_ledger.ingest.sniff import read_bytes
 KINDS = {
     "varchar": "text",
     "bigint": "a whole number",
+    "double": "a number",
     "decimal2": "a decimal number with at most 2 decimal places",
     "date": "a date YYYY-MM-DD",
     "month": "a month YYYY-MM",
@@ -48,12 +49,14 @@ def header_of(first_line: str) -> list[str]:
     return [h.strip().strip('"') for h in first_line.split(",")]
 
 
-def _fail(ctx: LoadContext, raw: pl.Series, bad: pl.Series, column: Column, message: str) -> None:
+def _fail(
+    ctx: LoadContext, raw: pl.Series, bad: pl.Series, column: Column, message: str, first_line: int
+) -> None:
     i = int(bad.arg_true()[0])
     expected = KINDS[column.kind] + (" ≥ 0" if column.non_negative else "")
     if column.choices:
         expected = "one of " + ", ".join(column.choices)
-    raise ctx.error(message.format(value=raw[i]), line=i + 2, column=column.name, expected=expected)
+    raise ctx.error(message.format(value=raw[i]), line=i + first_line, column=column.name, expected=expected)
 
 
 def _timestamps(raw: pl.Series, zone: str) -> pl.Series:
@@ -105,6 +108,22 @@ def read_typed_csv(ctx: LoadContext, columns: list[Column], *, timezone: str = "
         raise ctx.error(
             f"unknown column {unknown[0]!r}", line=1, column=unknown[0], expected="one of " + ", ".join(known)
         )
+    return typed_frame(ctx, frame, columns, timezone=timezone)
+
+
+def typed_frame(
+    ctx: LoadContext,
+    frame: pl.DataFrame,
+    columns: list[Column],
+    *,
+    timezone: str = "UTC",
+    first_line: int = 2,
+) -> pl.DataFrame:
+    """A frame of text columns (as read from a file) typed as declared, with the lineage columns; the
+    first value that does not fit stops the file with its line (`first_line` is the first row's).
+    Columns the frame has but `columns` does not name are left out: the caller decides whether they
+    are an error (a documented CSV) or an upstream tool's columns this project does not read."""
+    check_columns(columns)
     missing = [c.name for c in columns if c.in_header and c.name not in frame.columns]
     if missing:
         raise ctx.error(
@@ -119,7 +138,7 @@ def read_typed_csv(ctx: LoadContext, columns: list[Column], *, timezone: str = "
         raw = frame[col.name].str.strip_chars()
         raw = raw.replace("", None)
         if not col.nullable and raw.is_null().any():
-            _fail(ctx, raw, raw.is_null(), col, "is empty")
+            _fail(ctx, raw, raw.is_null(), col, "is empty", first_line)
         typed = _cast(raw, col, timezone)
         bad = typed.is_null() & raw.is_not_null()
         if col.non_negative:
@@ -127,17 +146,18 @@ def read_typed_csv(ctx: LoadContext, columns: list[Column], *, timezone: str = "
         if col.choices:
             bad = bad | (~raw.is_in(list(col.choices))).fill_null(False)
         if bad.any():
-            _fail(ctx, raw, bad, col, "{value!r} does not fit")
+            _fail(ctx, raw, bad, col, "{value!r} does not fit", first_line)
         out.append(typed.alias(col.name))
     return pl.DataFrame(out).with_columns(
         pl.lit(str(ctx.path)).alias("_source_file"),
-        (pl.int_range(pl.len(), dtype=pl.Int64) + 2).alias("_source_row"),
+        (pl.int_range(pl.len(), dtype=pl.Int64) + first_line).alias("_source_row"),
     )
 
 
 def _dtype(col: Column) -> pl.DataType:
     return {
         "bigint": pl.Int64,
+        "double": pl.Float64,
         "decimal2": pl.Decimal(18, 2),
         "date": pl.Date,
         "month": pl.Date,
@@ -150,6 +170,8 @@ def _cast(raw: pl.Series, col: Column, zone: str) -> pl.Series:
     kind = col.kind
     if kind == "bigint":
         return raw.cast(pl.Int64, strict=False)
+    if kind == "double":
+        return raw.cast(pl.Float64, strict=False)
     if kind == "decimal2":
         ok = raw.str.contains(r"^-?\d+(?:\.\d{1,2})?$")
         return raw.zip_with(ok.fill_null(False), pl.Series([None] * len(raw), dtype=pl.String)).cast(
