@@ -1,0 +1,185 @@
+"""access.yml, the scope it gives each identity, the proxy's headers, and the audit trail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from gpu_ledger.app import access, audit
+from gpu_ledger.app.access import AccessError, Scope, load_access, scope_of
+from gpu_ledger.home import Home
+
+FINANCE = "grants: [{role: finance, users: [a]}]"
+CONFIG = """
+sign_in: {mode: proxy, header: X-Forwarded-Email, groups_header: X-Forwarded-Groups,
+          proxies: [127.0.0.1, 10.0.4.0/24]}
+grants:
+  - {role: finance, groups: [finance], users: [cfo@example.com]}
+  - {role: lead, users: [Alice@example.com], teams: [nlp-research, vision]}
+  - {role: member, groups: [nlp], teams: [nlp-research]}
+  - {role: member, users: [alice@example.com], teams: [speech]}
+accounts:
+  bob@example.com: [bob, bob2]
+"""
+
+
+def _load(tmp_path: Path, text: str):
+    path = tmp_path / "access.yml"
+    path.write_text(text)
+    return load_access(path)
+
+
+def test_a_config_gives_each_identity_its_scope(tmp_path):
+    config = _load(tmp_path, CONFIG)
+    assert config.mode == "proxy" and config.proxies == ("127.0.0.1", "10.0.4.0/24")
+    assert scope_of(config, "CFO@example.com").everything
+    assert scope_of(config, "carol@example.com", ("finance",)).everything
+    # a lead of two teams and a member of a third: the lead's jobs, the three teams' figures
+    assert scope_of(config, "alice@example.com") == Scope(
+        who="alice@example.com",
+        role="lead",
+        teams=("nlp-research", "speech", "vision"),
+        job_teams=("nlp-research", "vision"),
+    )
+    assert scope_of(config, "bob@example.com", ("nlp",)) == Scope(
+        who="bob@example.com", role="member", teams=("nlp-research",), accounts=("bob", "bob2")
+    )
+    assert scope_of(config, "mallory@example.com", ("other",)).role == "none"
+    assert scope_of(config, "  ").role == "none"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sign_in: [", "while parsing"),
+        ("- a", "expected a mapping with sign_in and grants"),
+        (
+            "sign_in: {mode: saml}\ngrants: [{role: finance, users: [a]}]",
+            "sign_in.mode must be one of oidc, proxy",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X-Email, proxies: [10.0.0.0/33]}\n" + FINANCE,
+            "sign_in.proxies: '10.0.0.0/33' is not an address or network",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X-Email}\ngrants: [{role: finance, users: [a]}]",
+            "sign_in.proxies must list the proxy's addresses",
+        ),
+        (
+            "sign_in: {mode: oidc, issuer: http://login.example.com, client_id: x, client_secret_env: S, "
+            "redirect_uri: https://app.example.com/oauth2callback}\ngrants: [{role: finance, users: [a]}]",
+            "sign_in.issuer must be an https:// URL",
+        ),
+        (
+            "sign_in: {mode: oidc, issuer: https://x}\ngrants: [{role: finance, users: [a]}]",
+            "sign_in.client_id is required for oidc",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X, proxies: ['::1'], issuer: https://x}\n" + FINANCE,
+            "sign_in.issuer is not a proxy setting",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X, proxies: ['::1']}\ngrants: []",
+            "grants must be a non-empty list",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X, proxies: ['::1']}\ngrants: [{role: boss, users: [a]}]",
+            "grants[1].role must be one of finance, lead, member",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X, proxies: ['::1']}\ngrants: [{role: lead, users: [a]}]",
+            "grants[1] is a lead of no team: list its teams",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X, proxies: ['::1']}\ngrants: [{role: finance}]",
+            "grants[1] names no users or groups",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X, proxies: ['::1']}\ngrants: [{role: finance, user: [a]}]",
+            "grants[1].user is not a grant key",
+        ),
+        (
+            "sign_in: {mode: proxy, header: X, proxies: ['::1']}\nroles: {}\n" + FINANCE,
+            "unknown key 'roles'",
+        ),
+    ],
+)
+def test_a_bad_config_is_refused_in_one_line(tmp_path, text, message):
+    with pytest.raises(AccessError) as caught:
+        _load(tmp_path, text)
+    assert message in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+    assert str(caught.value).startswith(str(tmp_path / "access.yml"))
+
+
+def test_the_proxys_header_counts_only_from_the_proxy(tmp_path):
+    config = _load(tmp_path, CONFIG)
+    headers = {"X-Forwarded-Email": "bob@example.com", "X-Forwarded-Groups": "nlp, staff"}
+    assert access.from_proxy(config, headers, "10.0.4.7") == ("bob@example.com", ("nlp", "staff"))
+    assert access.from_proxy(config, headers, None) == ("bob@example.com", ("nlp", "staff"))  # loopback
+    assert access.from_proxy(config, headers, "10.0.5.7") is None  # not the proxy: anyone's header
+    assert access.from_proxy(config, headers, "::1") is None
+    assert access.from_proxy(config, {}, "10.0.4.7") is None  # the proxy let someone through unsigned
+
+
+def test_the_oidc_secrets_name_the_issuers_discovery(tmp_path):
+    config = _load(
+        tmp_path,
+        "sign_in: {mode: oidc, issuer: 'https://login.example.com/realms/x/', client_id: ledger, "
+        "client_secret_env: S, redirect_uri: 'https://app.example.com/oauth2callback'}\n"
+        "grants: [{role: finance, users: [a]}]",
+    )
+    with pytest.raises(AccessError, match="S is not set"):
+        access.secrets_toml(config, {})
+    import tomllib
+
+    auth = tomllib.loads(access.secrets_toml(config, {"S": 'se"cret'}))["auth"]
+    assert auth["client_secret"] == 'se"cret' and auth["client_id"] == "ledger"
+    assert (
+        auth["server_metadata_url"] == "https://login.example.com/realms/x/.well-known/openid-configuration"
+    )
+    assert len(auth["cookie_secret"]) >= 32
+
+
+def _parse(sql: str) -> dict:
+    with duckdb.connect() as con:
+        return json.loads(con.execute("select json_serialize_sql(?)", [sql]).fetchone()[0])
+
+
+def test_the_scope_rewrites_every_mart_a_query_reads():
+    lead = Scope(who="a", role="lead", teams=("nlp", "o'brien"), job_teams=("nlp",))
+    sql = (
+        "with t as (select team, sum(cost) as c from marts.fct_cost_by_owner_daily where day >= ? "
+        "group by 1) "
+        "select * from t join marts.fct_job_costs as j using (team) join marts.dim_gpus g on true"
+    )
+    scoped = access.scoped(sql, lead, _parse)
+    assert (
+        "(select * from marts.fct_cost_by_owner_daily where team in ('nlp', 'o''brien')) "
+        'as "fct_cost_by_owner_daily"' in scoped
+    )
+    assert "(select * from marts.fct_job_costs where job_key in (select job_key from marts.dim_jobs" in scoped
+    assert scoped.endswith('(select * from marts.dim_gpus where true) as "g" on true')
+    assert access.scoped(sql, access.EVERYTHING, _parse) == sql
+    assert "where false" in access.scoped("select * from marts.fct_data_loads", lead, _parse)
+    for refused in (
+        "select * from intermediate.int_x",
+        "select * from marts.dim_gpus g(a)",
+        "pivot marts.x on y",
+    ):
+        with pytest.raises(access.ScopeError):
+            access.scoped(refused, lead, _parse)
+
+
+def test_the_audit_trail_is_one_json_line_a_read(tmp_path):
+    home = Home(tmp_path)
+    audit.record(home, "bob@example.com", "Overview", filters={"teams": ("nlp",)})
+    audit.record(home, "cfo@example.com", "SQL", sql="select 1\nfrom marts.dim_gpus")
+    lines = (tmp_path / "audit" / "app.jsonl").read_text().splitlines()
+    first, second = (json.loads(line) for line in lines)
+    assert first["who"] == "bob@example.com" and first["page"] == "Overview"
+    assert first["filters"] == {"teams": ["nlp"]} and "sql" not in first
+    assert second["sql"] == "select 1\nfrom marts.dim_gpus" and second["at"].endswith("+00:00")
+    assert (tmp_path / "audit" / "app.jsonl").stat().st_mode & 0o077 == 0
