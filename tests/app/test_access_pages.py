@@ -3,6 +3,8 @@ scope, figures checked against the marts filtered by hand."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,9 +19,14 @@ ISSUER = "https://login.example.com"
 
 
 @pytest.fixture
-def people(home: Path, warehouse: Path, tmp_path: Path, monkeypatch) -> dict:
+def people(warehouse: Path, tmp_path: Path, monkeypatch) -> dict:
     """An access config over the session's fleet: a finance user, a lead and a member of its busiest
-    team (the member runs that team's most jobs), and the app pointed at it."""
+    team (the member runs that team's most jobs), and the app pointed at it, in a home of its own (the
+    audit trail is written there)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copyfile(warehouse, home / "warehouse.duckdb")
+    monkeypatch.setenv("GPU_LEDGER_HOME", str(home))
     team = window(warehouse)[2]
     account = query(
         warehouse,
@@ -40,7 +47,7 @@ accounts:
 """
     )
     monkeypatch.setenv("GPU_LEDGER_ACCESS", str(config))
-    return {"team": team, "account": account}
+    return {"team": team, "account": account, "audit": home / "audit" / "app.jsonl"}
 
 
 def signed_in(email: str, *groups: str, query_params: dict | None = None) -> AppTest:
@@ -76,6 +83,11 @@ def test_a_member_sees_their_teams_figures_and_only_their_own_jobs(people, wareh
     assert _jobs(at) == _job_keys(warehouse, f"\"user\" = '{account}'") != set()
     mine = _job_keys(warehouse, f"\"user\" = '{account}'")
     assert mine < _job_keys(warehouse, f"team = '{team}'")  # not the team's other jobs
+    for page in ("showback", "budgets", "waste"):  # every page of theirs runs under the scope
+        open_page(at, page)
+    read = [json.loads(line) for line in people["audit"].read_text().splitlines()]
+    assert {entry["who"] for entry in read} == {"member@example.com"}
+    assert [e["page"] for e in read][-4:] == ["Jobs & training runs", "Showback", "Budgets", "Waste"]
 
 
 def test_a_member_gets_no_sql_page_and_no_fleet_pages(people, warehouse):
@@ -91,6 +103,8 @@ def test_a_lead_sees_every_job_of_their_teams(people, warehouse):
     at = signed_in("lead@example.com")
     assert metric(at, "GPU spend") == _team_spend(warehouse, team)
     assert _jobs(at) == _job_keys(warehouse, f"team = '{team}'")
+    for page in ("showback", "budgets", "waste"):
+        open_page(at, page)
 
 
 def test_finance_sees_everything_and_the_sql_page(people, warehouse):
@@ -101,7 +115,18 @@ def test_finance_sees_everything_and_the_sql_page(people, warehouse):
     teams = query(warehouse, "select distinct team from marts.fct_cost_by_owner_daily order by 1")["team"]
     assert at.multiselect(key="filter_teams").options == list(teams)  # not a member's cached choices
     at = open_page(at, "sql")
-    assert at.text_area(key="sql_query")
+    at.text_area(key="sql_query").set_value("select count(*) from marts.dim_jobs")
+    at.button(key="sql_run").click()
+    at.run()
+    assert int(at.dataframe[0].value.iloc[0, 0]) == int(
+        scalar(warehouse, "select count(*) from marts.dim_jobs")
+    )
+    last = json.loads(people["audit"].read_text().splitlines()[-1])
+    assert (last["who"], last["page"], last["sql"]) == (
+        "cfo@example.com",
+        "SQL",
+        "select count(*) from marts.dim_jobs",
+    )
 
 
 def test_no_one_signed_in_is_offered_the_sign_in_and_nothing_else(people):
