@@ -183,3 +183,28 @@ def test_the_audit_trail_is_one_json_line_a_read(tmp_path):
     assert first["filters"] == {"teams": ["nlp"]} and "sql" not in first
     assert second["sql"] == "select 1\nfrom marts.dim_gpus" and second["at"].endswith("+00:00")
     assert (tmp_path / "audit" / "app.jsonl").stat().st_mode & 0o077 == 0
+
+
+class _Context:
+    """What st.context gives the app of a connection: its headers and its peer's address."""
+
+    def __init__(self, headers: dict, ip_address: str | None) -> None:
+        self.headers, self.ip_address = headers, ip_address
+
+
+def test_proxy_mode_trusts_the_header_only_where_the_server_keeps_each_peers_address(tmp_path, monkeypatch):
+    import streamlit as st
+
+    path = tmp_path / "access.yml"
+    path.write_text(CONFIG)
+    monkeypatch.setenv("GPU_LEDGER_ACCESS", str(path))
+    headers = {"X-Forwarded-Email": "bob@example.com", "X-Forwarded-Groups": "nlp"}
+    monkeypatch.setattr(st, "context", _Context(headers, "10.0.4.9"))
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)  # uvicorn would rewrite a loopback peer
+    assert access.current() == access.NOBODY
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "")  # as gpu-ledger app starts it (app.server.environment)
+    assert access.current().accounts == ("bob", "bob2") and access.current().role == "member"
+    monkeypatch.setattr(st, "context", _Context(headers, "192.0.2.1"))  # straight to the app, header forged
+    assert access.current() == access.NOBODY
+    monkeypatch.delenv("GPU_LEDGER_ACCESS")
+    assert access.current() == access.EVERYTHING  # served without an access config: loopback or --no-auth
