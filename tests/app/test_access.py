@@ -122,6 +122,16 @@ def test_the_proxys_header_counts_only_from_the_proxy(tmp_path):
     assert access.from_proxy(config, headers, "10.0.5.7") is None  # not the proxy: anyone's header
     assert access.from_proxy(config, headers, "::1") is None
     assert access.from_proxy(config, {}, "10.0.4.7") is None  # the proxy let someone through unsigned
+    from streamlit.runtime.context import StreamlitHeaders  # what st.context.headers is
+
+    twice = StreamlitHeaders(
+        [("x-forwarded-email", "cfo@example.com"), ("X-Forwarded-Email", "bob@example.com")]
+    )
+    assert (
+        access.from_proxy(config, twice, "10.0.4.7") is None
+    )  # the browser's copy passed on beside the proxy's
+    once = StreamlitHeaders([("x-forwarded-email", "bob@example.com")])
+    assert access.from_proxy(config, once, "10.0.4.7") == ("bob@example.com", ())
 
 
 def test_the_oidc_secrets_name_the_issuers_discovery(tmp_path):

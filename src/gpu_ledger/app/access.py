@@ -237,12 +237,21 @@ def from_proxy(access: Access, headers, peer: str | None) -> tuple[str, tuple[st
         return None
     if not any(address in ipaddress.ip_network(p) for p in access.proxies):
         return None
-    who = (headers.get(access.header) or "").strip()
+    who = (_one(headers, access.header) or "").strip()
     if not who:
         return None
-    raw = headers.get(access.groups_header) if access.groups_header else None
+    raw = _one(headers, access.groups_header) if access.groups_header else None
     groups = tuple(g.strip() for g in (raw or "").split(",") if g.strip())
     return who, groups
+
+
+def _one(headers, name: str) -> str | None:
+    """The header's value; None when it is missing or repeated (a browser's own copy passed on beside
+    the proxy's: which is which cannot be told)."""
+    values = (
+        headers.get_all(name) if hasattr(headers, "get_all") else [headers[name]] if name in headers else []
+    )
+    return values[0] if len(values) == 1 else None
 
 
 # --- the scope applied to SQL ----------------------------------------------------------------------
