@@ -134,23 +134,30 @@ def test_the_proxys_header_counts_only_from_the_proxy(tmp_path):
     assert access.from_proxy(config, once, "10.0.4.7") == ("bob@example.com", ())
 
 
+OIDC = (
+    "sign_in: {mode: oidc, issuer: 'https://login.example.com/realms/x/', client_id: ledger, %s"
+    "client_secret_env: S, redirect_uri: 'https://app.example.com/oauth2callback'}\n" + FINANCE
+)
+
+
 def test_the_oidc_secrets_name_the_issuers_discovery(tmp_path):
-    config = _load(
-        tmp_path,
-        "sign_in: {mode: oidc, issuer: 'https://login.example.com/realms/x/', client_id: ledger, "
-        "client_secret_env: S, redirect_uri: 'https://app.example.com/oauth2callback'}\n"
-        "grants: [{role: finance, users: [a]}]",
-    )
-    with pytest.raises(AccessError, match="S is not set"):
-        access.secrets_toml(config, {})
     import tomllib
 
+    config = _load(tmp_path, OIDC % "")
+    with pytest.raises(AccessError, match="S is not set"):
+        access.secrets_toml(config, {})
     auth = tomllib.loads(access.secrets_toml(config, {"S": 'se"cret'}))["auth"]
     assert auth["client_secret"] == 'se"cret' and auth["client_id"] == "ledger"
     assert (
         auth["server_metadata_url"] == "https://login.example.com/realms/x/.well-known/openid-configuration"
     )
     assert len(auth["cookie_secret"]) >= 32
+    assert auth["client_kwargs"] == {"scope": "openid email profile"}
+    groups = _load(tmp_path, OIDC % "scopes: [openid, email, groups], ")
+    auth = tomllib.loads(access.secrets_toml(groups, {"S": "x"}))["auth"]
+    assert auth["client_kwargs"] == {"scope": "openid email groups"}
+    with pytest.raises(AccessError, match="sign_in.scopes must include openid and email"):
+        _load(tmp_path, OIDC % "scopes: [openid], ")
 
 
 def _parse(sql: str) -> dict:

@@ -9,6 +9,7 @@ Kept beside the business CSVs, as owners.yml is:
       client_id: gpu-ledger
       client_secret_env: GPU_LEDGER_OIDC_SECRET
       redirect_uri: https://gpu-ledger.example.com/oauth2callback
+      scopes: [openid, email, profile, groups]   # optional; openid email profile by default
     # or
     sign_in:
       mode: proxy                    # behind oauth2-proxy or a cloud identity proxy
@@ -64,6 +65,7 @@ class Access:
     client_id: str = ""
     client_secret_env: str = ""
     redirect_uri: str = ""
+    scopes: tuple[str, ...] = ()
     header: str = ""
     groups_header: str = ""
     proxies: tuple[str, ...] = ()
@@ -119,20 +121,23 @@ def load_access(path: Path) -> Access:
 def _sign_in(path: Path, spec: dict) -> dict:
     mode = spec["mode"]
     keys = {
-        "oidc": ("issuer", "client_id", "client_secret_env", "redirect_uri"),
+        "oidc": ("issuer", "client_id", "client_secret_env", "redirect_uri", "scopes"),
         "proxy": ("header", "groups_header", "proxies"),
     }[mode]
     unknown = set(spec) - {"mode", *keys}
     if unknown:
         raise AccessError(f"{path}: sign_in.{sorted(unknown)[0]} is not a {mode} setting ({', '.join(keys)})")
     if mode == "oidc":
-        for key in keys:
+        scopes = _names(path, "sign_in.scopes", spec.get("scopes")) or ("openid", "email", "profile")
+        if not {"openid", "email"} <= set(scopes):
+            raise AccessError(f"{path}: sign_in.scopes must include openid and email")
+        for key in keys[:-1]:
             if not isinstance(spec.get(key), str) or not spec[key].strip():
                 raise AccessError(f"{path}: sign_in.{key} is required for oidc")
         for key in ("issuer", "redirect_uri"):
             if not spec[key].startswith(("https://", "http://localhost", "http://127.0.0.1")):
                 raise AccessError(f"{path}: sign_in.{key} must be an https:// URL")
-        return {"mode": mode, **{key: spec[key].strip() for key in keys}}
+        return {"mode": mode, "scopes": scopes, **{key: spec[key].strip() for key in keys[:-1]}}
     if not isinstance(spec.get("header"), str) or not spec["header"].strip():
         raise AccessError(f"{path}: sign_in.header is required for proxy (e.g. X-Forwarded-Email)")
     proxies = _names(path, "sign_in.proxies", spec.get("proxies"))
@@ -198,7 +203,8 @@ def secrets_toml(access: Access, environ: dict) -> str:
         "server_metadata_url": access.issuer.rstrip("/") + "/.well-known/openid-configuration",
     }
     lines = [f"{key} = {json.dumps(value)}" for key, value in values.items()]
-    return "\n".join(["[auth]", *lines, 'client_kwargs = { scope = "openid email profile" }', ""])
+    lines.append(f"client_kwargs = {{ scope = {json.dumps(' '.join(access.scopes))} }}")
+    return "\n".join(["[auth]", *lines, ""])
 
 
 def scope_of(access: Access, who: str, groups: tuple[str, ...] = ()) -> Scope:
