@@ -225,3 +225,20 @@ def test_proxy_mode_trusts_the_header_only_where_the_server_keeps_each_peers_add
     assert access.current() == access.NOBODY
     monkeypatch.delenv("GPU_LEDGER_ACCESS")
     assert access.current() == access.EVERYTHING  # served without an access config: loopback or --no-auth
+
+
+def test_the_app_behind_a_proxy_shows_nothing_to_a_connection_without_its_header(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from gpu_ledger.app.server import APP
+
+    path = tmp_path / "access.yml"
+    path.write_text(CONFIG)
+    monkeypatch.setenv("GPU_LEDGER_ACCESS", str(path))
+    monkeypatch.setenv("GPU_LEDGER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "")
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.value for e in at.error] == ["Not signed in: open GPU Ledger through its sign-in proxy."]
+    assert not at.metric and not at.sidebar.multiselect and not at.warning  # not even "no warehouse yet"
