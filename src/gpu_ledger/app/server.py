@@ -58,9 +58,12 @@ def environment(home: Path, access: Path | None = None) -> dict[str, str]:
 
 
 @contextmanager
-def serving(home: Path, *, script: Path = APP, timeout_s: float = 120) -> Iterator[str]:
-    """Serve the app (or `script`) over `home` on a free port of 127.0.0.1; yield its URL once it answers
-    /_stcore/health; stop it (its own process group, by PID) on the way out."""
+def serving(
+    home: Path, *, script: Path = APP, timeout_s: float = 120, access: Path | None = None
+) -> Iterator[str]:
+    """Serve the app (or `script`) over `home` on a free port of 127.0.0.1, under an access config if
+    given; yield its URL once it answers /_stcore/health; stop it (its own process group, by PID) on the
+    way out."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -68,7 +71,7 @@ def serving(home: Path, *, script: Path = APP, timeout_s: float = 120) -> Iterat
     with tempfile.TemporaryFile() as log:
         server = subprocess.Popen(
             command("127.0.0.1", port, script),
-            env=environment(home),
+            env=environment(home, access),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
