@@ -320,17 +320,24 @@ def scoped(sql: str, scope: Scope, parse) -> str:
     tree = parse(sql)
     if tree.get("error"):
         raise ScopeError(f"the query cannot be scoped: {tree.get('error_message', 'not a select')}")
-    spans: list[tuple[int, int, str]] = []
-    _tables(tree, sql, scope, spans)
-    for start, end, text in sorted(spans, reverse=True):
-        sql = sql[:start] + text + sql[end:]
-    return sql
+    spans: list[tuple[int, int, str, str]] = []
+    _tables(tree, scope, spans)
+    text = sql.encode()  # DuckDB's query locations count bytes of UTF-8, not characters
+    for start, end, name, replacement in sorted(spans, reverse=True):
+        if name.lower() not in text[start:end].decode(errors="replace").lower():
+            raise ScopeError(f"the query cannot be scoped: marts.{name} is not where DuckDB says")
+        text = text[:start] + replacement.encode() + text[end:]
+    return text.decode()
 
 
-def _tables(node, sql: str, scope: Scope, spans: list) -> None:
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _tables(node, scope: Scope, spans: list) -> None:
     if isinstance(node, list):
         for item in node:
-            _tables(item, sql, scope, spans)
+            _tables(item, scope, spans)
         return
     if not isinstance(node, dict):
         return
@@ -341,12 +348,13 @@ def _tables(node, sql: str, scope: Scope, spans: list) -> None:
         if schema != "marts" or node["column_name_alias"]:
             raise ScopeError(f"{schema}.{name} cannot be read here")
         start = node["query_location"]
-        alias = node["alias"] or name
-        text = f'(select * from marts.{name} where {mart_filter(scope, name)}) as "{alias}"'
-        spans.append((start, start + node["query_location_length"], text))
+        rows = f"(select * from marts.{_ident(name)} where {mart_filter(scope, name)})"
+        spans.append(
+            (start, start + node["query_location_length"], name, f"{rows} as {_ident(node['alias'] or name)}")
+        )
         return
     for value in node.values():
-        _tables(value, sql, scope, spans)
+        _tables(value, scope, spans)
 
 
 # --- the signed-in person, in a Streamlit session ---------------------------------------------------
