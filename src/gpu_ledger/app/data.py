@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from gpu_ledger.app import access, audit
 from gpu_ledger.home import Home
 from gpu_ledger.notify.config import Owner
 from gpu_ledger.notify.digest import Digest, Period, digest
@@ -63,9 +64,23 @@ def _query(path: str, version: float, sql: str, params: tuple) -> pd.DataFrame:
 
 
 def query(sql: str, params: list | tuple = ()) -> pd.DataFrame:
-    """Run a read-only query (parameters bound with `?`) against the published warehouse."""
+    """Run a read-only query (parameters bound with `?`) against the published warehouse, over the rows
+    the signed-in person may see (`access.scoped`): every page, tile and download reads through here."""
     path = warehouse_path()
+    sql = access.scoped(sql, access.current(), _parse)
     return _query(str(path), warehouse_version(path), sql, tuple(params))
+
+
+def _parse(sql: str) -> dict:
+    """DuckDB's own parse of a statement, as JSON."""
+    with snapshot(warehouse_path()).cursor() as cur:
+        return json.loads(cur.execute("select json_serialize_sql(?)", [sql]).fetchone()[0])
+
+
+def require_everything(what: str) -> None:
+    """Refuse `what` to anyone who may not read every mart (the pages that show it are theirs only)."""
+    if not access.current().everything:
+        raise access.ScopeError(f"{what} is for finance only")
 
 
 def scalar(sql: str, params: list | tuple = ()) -> object:
@@ -104,6 +119,10 @@ def run_user_sql(sql: str) -> tuple[pd.DataFrame, bool, list[str]]:
 
     Raises RejectedQuery (with a reason to show) for anything but one read, or a query that fails.
     """
+    require_everything("SQL over the marts")
+    who = access.current().who
+    if who:  # signed in: the audit trail (docs/access.md)
+        audit.record(home(), who, "SQL", sql=sql)
     frame, cut = user_sql.run(warehouse_path(), sql, limit=USER_SQL_ROW_LIMIT)
     return sql_output.rounded(frame).to_pandas(), cut, sql_output.money_columns(frame)
 
@@ -114,6 +133,7 @@ def run_user_sql(sql: str) -> tuple[pd.DataFrame, bool, list[str]]:
 def sent() -> list[Sent]:
     """The digests `gpu-ledger notify` delivered from this home: `<home>/notify/sent.json`, read once
     per call and closed, no lock taken (notify replaces it whole)."""
+    require_everything("What notify sent")
     return read_sent(home())
 
 
@@ -125,6 +145,7 @@ def _digest(path: str, version: float, owner: Owner, period: Period) -> Digest:
 
 def owner_digest(owner: Owner, period: Period) -> Digest:
     """The owner's digest of the period, computed as notify computes the message (notify.digest)."""
+    require_everything("An owner's digest")
     path = warehouse_path()
     return _digest(str(path), warehouse_version(path), owner, period)
 

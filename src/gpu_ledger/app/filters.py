@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 
 import streamlit as st
 
-from gpu_ledger.app import data
+from gpu_ledger.app import access, data
 from gpu_ledger.read import metrics
 
 KEYS = {
@@ -104,8 +104,8 @@ class Filters:
 
 
 @st.cache_data(show_spinner=False)
-def _options(path: str, version: float) -> dict:
-    del version
+def _options(path: str, version: float, scope: access.Scope) -> dict:
+    del version, scope  # the cache key only: the choices are what this scope may see
     bounds = data.query(
         "select min(hour_start)::date as lo, max(hour_start)::date as hi from marts.fct_gpu_hours"
     )
@@ -132,7 +132,7 @@ def _as_date(value) -> date:
 
 def options() -> dict:
     path = data.warehouse_path()
-    return _options(str(path), data.warehouse_version(path))
+    return _options(str(path), data.warehouse_version(path), access.current())
 
 
 def render_sidebar() -> None:

@@ -15,12 +15,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from gpu_ledger.app.access import ACCESS_ENV, TRUSTED_FORWARDERS_ENV
+
 APP = Path(__file__).resolve().parent / "streamlit_app.py"
 
 
-def command(address: str, port: int, script: Path = APP) -> list[str]:
+def command(address: str, port: int, script: Path = APP, secrets: Path | None = None) -> list[str]:
     """`streamlit run` of the app (or another script), headless, on address:port, sending no usage
-    statistics; in a process that loads what the pages need before it listens (gpu_ledger.app.serve)."""
+    statistics; in a process that loads what the pages need before it listens (gpu_ledger.app.serve).
+    `secrets`: the only secrets file it reads (the sign-in's `[auth]`, gpu_ledger.app.access)."""
+    extra = ["--secrets.files", str(secrets)] if secrets else []
     return [
         sys.executable,
         "-m",
@@ -38,18 +42,28 @@ def command(address: str, port: int, script: Path = APP) -> list[str]:
         "viewer",  # no Deploy button, rerun or clear-cache items: the app is for readers
         "--runner.postScriptGC",
         "false",  # a full collection after every page run cost 0.13 s a page; Python's own GC suffices
+        *extra,
     ]
 
 
-def environment(home: Path) -> dict[str, str]:
-    """The process environment with the app pointed at `home`."""
-    return {**os.environ, "GPU_LEDGER_HOME": str(Path(home).resolve())}
+def environment(home: Path, access: Path | None = None) -> dict[str, str]:
+    """The process environment with the app pointed at `home` and its access config (none: everyone
+    sees everything). The server keeps each connection's own address: uvicorn would otherwise take a
+    loopback client's X-Forwarded-For for it, and the proxy sign-in could not tell who set its header."""
+    env = {**os.environ, "GPU_LEDGER_HOME": str(Path(home).resolve()), TRUSTED_FORWARDERS_ENV: ""}
+    env.pop(ACCESS_ENV, None)
+    if access is not None:
+        env[ACCESS_ENV] = str(Path(access).resolve())
+    return env
 
 
 @contextmanager
-def serving(home: Path, *, script: Path = APP, timeout_s: float = 120) -> Iterator[str]:
-    """Serve the app (or `script`) over `home` on a free port of 127.0.0.1; yield its URL once it answers
-    /_stcore/health; stop it (its own process group, by PID) on the way out."""
+def serving(
+    home: Path, *, script: Path = APP, timeout_s: float = 120, access: Path | None = None
+) -> Iterator[str]:
+    """Serve the app (or `script`) over `home` on a free port of 127.0.0.1, under an access config if
+    given; yield its URL once it answers /_stcore/health; stop it (its own process group, by PID) on the
+    way out."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -57,7 +71,7 @@ def serving(home: Path, *, script: Path = APP, timeout_s: float = 120) -> Iterat
     with tempfile.TemporaryFile() as log:
         server = subprocess.Popen(
             command("127.0.0.1", port, script),
-            env=environment(home),
+            env=environment(home, access),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

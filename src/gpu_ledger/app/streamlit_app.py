@@ -15,32 +15,45 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # `streamlit run` puts gpu_ledger/app/ on the path, not src/
     sys.path.insert(0, str(ROOT))
 
-from gpu_ledger.app import filters  # noqa: E402
+from gpu_ledger.app import access, audit, data, filters  # noqa: E402
 
 # not `pages/`: Streamlit would take that folder for its older pages-directory app
 PAGES = Path(__file__).resolve().parent / "views"
 
 st.set_page_config(page_title="GPU Ledger", page_icon=":material/memory:", layout="wide")
+scope = access.gate()  # stops here for anyone who may see nothing
 
-pages = {
+PAGES_BY_GROUP = {  # (view module, title, icon); the first is the default page
     "Spend": [
-        st.Page(PAGES / "overview.py", title="Overview", icon=":material/dashboard:", default=True),
-        st.Page(PAGES / "showback.py", title="Showback", icon=":material/groups:"),
-        st.Page(PAGES / "budgets.py", title="Budgets", icon=":material/savings:"),
-        st.Page(PAGES / "waste.py", title="Waste", icon=":material/delete:"),
-        st.Page(PAGES / "jobs.py", title="Jobs & training runs", icon=":material/work:"),
-        st.Page(PAGES / "owners.py", title="Owners", icon=":material/mail:"),
+        ("overview", "Overview", ":material/dashboard:"),
+        ("showback", "Showback", ":material/groups:"),
+        ("budgets", "Budgets", ":material/savings:"),
+        ("waste", "Waste", ":material/delete:"),
+        ("jobs", "Jobs & training runs", ":material/work:"),
+        ("owners", "Owners", ":material/mail:"),
     ],
     "Plan": [
-        st.Page(PAGES / "purchasing.py", title="Purchasing", icon=":material/shopping_cart:"),
-        st.Page(PAGES / "business.py", title="Business outcomes", icon=":material/trending_up:"),
-        st.Page(PAGES / "capacity.py", title="Capacity", icon=":material/stacked_bar_chart:"),
+        ("purchasing", "Purchasing", ":material/shopping_cart:"),
+        ("business", "Business outcomes", ":material/trending_up:"),
+        ("capacity", "Capacity", ":material/stacked_bar_chart:"),
     ],
     "Data": [
-        st.Page(PAGES / "data_health.py", title="Data health", icon=":material/health_and_safety:"),
-        st.Page(PAGES / "sql.py", title="SQL", icon=":material/terminal:"),
+        ("data_health", "Data health", ":material/health_and_safety:"),
+        ("sql", "SQL", ":material/terminal:"),
     ],
 }
+pages = {
+    group: [
+        st.Page(PAGES / f"{view}.py", title=title, icon=icon, default=view == "overview")
+        for view, title, icon in listed
+        if scope.everything or view in access.SCOPED_PAGES  # the others show the whole fleet's data
+    ]
+    for group, listed in PAGES_BY_GROUP.items()
+}
+pages = {group: listed for group, listed in pages.items() if listed}
 page = st.navigation(pages)
 filters.render_sidebar()
+if scope.who:  # signed in: the audit trail (docs/access.md)
+    chosen = {name: value for name, value in vars(filters.current()).items() if value and name != "applied"}
+    audit.record(data.home(), scope.who, page.title, filters=chosen)
 page.run()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import socket
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -60,20 +63,76 @@ def with_options(options: list[Callable]) -> Callable[[Callable], Callable]:
     return decorate
 
 
+def loopback(address: str) -> bool:
+    """Whether address only ever listens on this machine: 127.0.0.0/8 or ::1 (a name: all it resolves to)."""
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(address, None)} if address else set()
+    except OSError:
+        return False
+    return bool(found) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in found)
+
+
 @click.command("app", short_help=APP_HELP, help=APP_HELP + ".")
 @global_options
 @with_options(app_options)
+@click.option(
+    "--access",
+    "access_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="access.yml: sign-in (oidc or proxy) and who sees what (docs/access.md)",
+)
+@click.option("--no-auth", is_flag=True, help="serve beyond loopback without sign-in: all see all")
 @guarded
-def app_command(port: int, address: str) -> int:
-    if refuse_busy_port(address, port, "pass --port with a free one"):
+def app_command(port: int, address: str, access_path: Path | None, no_auth: bool) -> int:
+    if refuse_unguarded(address, access_path, no_auth) or refuse_busy_port(
+        address, port, "pass --port with a free one"
+    ):
         return DID_NOT_RUN
-    return run(current_home(), address, port)
+    return run(current_home(), address, port, access=access_path, no_auth=no_auth)
 
 
-def run(home: Path, address: str, port: int) -> int:
+def refuse_unguarded(address: str, access: Path | None, no_auth: bool) -> bool:
+    """Say why the app may not serve on address as asked (beyond loopback, no sign-in), if it may not."""
+    if access is None and not no_auth and not loopback(address):
+        error(
+            f"refusing to serve on {address or 'every address'} without sign-in: anyone who reaches it would "
+            "see every team's costs and run SQL; pass --access access.yml (docs/access.md), or --no-auth"
+        )
+        return True
+    if access is not None and no_auth:
+        error("--access and --no-auth contradict each other: pass one")
+        return True
+    return False
+
+
+def run(home: Path, address: str, port: int, *, access: Path | None = None, no_auth: bool = False) -> int:
     """Serve the reports; the app reads <home>/warehouse.duckdb read-only and never blocks a build.
 
-    The server is tethered: it stops with this process however that ends (kill, kill -9), port freed."""
+    Beyond loopback only with an access config, or with --no-auth said outright. The server is
+    tethered: it stops with this process however that ends (kill, kill -9), port freed."""
+    if refuse_unguarded(address, access, no_auth):
+        return DID_NOT_RUN
+    from gpu_ledger.app.access import AccessError, load_access, secrets_toml
+
+    with tempfile.TemporaryDirectory(prefix="gpu-ledger-app-") as folder:
+        secrets = None
+        try:
+            config = load_access(access) if access is not None else None
+            if config is not None and config.mode == "oidc":
+                secrets = Path(folder) / "secrets.toml"
+                secrets.touch(mode=0o600)
+                secrets.write_text(secrets_toml(config, dict(os.environ)))
+        except AccessError as exc:
+            error(exc)
+            return DID_NOT_RUN
+        return _serve(home, address, port, access, secrets)
+
+
+def _serve(home: Path, address: str, port: int, access: Path | None, secrets: Path | None) -> int:
     import subprocess
 
     from gpu_ledger.app.server import command, environment
@@ -81,6 +140,8 @@ def run(home: Path, address: str, port: int) -> int:
 
     click.echo(f"GPU Ledger reports on http://{address}:{port} (Ctrl+C to stop)")
     try:
-        return subprocess.call(tethered(command(address, port)), env=environment(home))
+        return subprocess.call(
+            tethered(command(address, port, secrets=secrets)), env=environment(home, access)
+        )
     except KeyboardInterrupt:
         return OK

@@ -56,7 +56,8 @@ if filters.require_warehouse():
                    where table_schema = 'marts' and table_name = ? order by ordinal_position""",
                 [mart],
             )
-            columns["description"] = columns["column_name"].map(doc.get("columns", {})).fillna("")
+            described = doc.get("columns", {})
+            columns["description"] = [described.get(name, "") for name in columns["column_name"]]
             figures.table(columns, {"column_name": "Column", "data_type": "Type"}, height=420)
             if not docs:
                 st.caption("No dbt manifest found under the home: column descriptions are not shown.")
