@@ -90,12 +90,20 @@ def test_amortised_cur_gpu_cost_matches_ground_truth(sim: Path):
 
 
 def test_written_telemetry_sums_to_ground_truth_usage(sim: Path):
-    """busy GPU-hours recomputed from the GPU_UTIL files equal the ground truth for whole GPUs."""
+    """busy GPU-hours recomputed from the GPU_UTIL files equal the ground truth for whole GPUs. A pod's
+    series of a time-sliced GPU (its `vgpu` replica, dcgm-exporter PR #594) is that pod's own use, beside
+    the GPU's own series: the pods' add up to the jobs' busy GPU-hours, not to more of the GPU's."""
     interval = json.loads((sim / "ground_truth" / "simulation.json").read_text())["interval_s"]
-    busy = 0.0
+    busy, pods = 0.0, 0.0
     for path in sim.glob("telemetry/prometheus/*/DCGM_FI_DEV_GPU_UTIL/*.json.gz"):
         for series in json.loads(gzip.decompress(path.read_bytes()))["data"]["result"]:
-            busy += sum(float(v) for _, v in series["values"]) / 100 * interval / 3600
+            used = sum(float(v) for _, v in series["values"]) / 100 * interval / 3600
+            if "vgpu" in series["metric"]:
+                pods += used
+            else:
+                busy += used
+    shared = truth(sim, "jobs.csv").filter(pl.col("gpu_sharing") == "time_slicing")
+    assert pods > 0 and pods == pytest.approx(shared["busy_gpu_hours"].sum(), rel=1e-9)
     mig_jobs = truth(sim, "jobs.csv").filter(pl.col("mig_profile").is_not_null())
     assert set(mig_jobs["scheduler"]) == {"kubernetes", "slurm"}, "the MIG pools (EKS, Slurm) are planted"
     whole = truth(sim, "gpu_hours.csv").filter(~pl.col("gpu_uuid").is_in(mig_gpu_uuids(sim)))

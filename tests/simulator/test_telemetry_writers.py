@@ -21,13 +21,13 @@ import polars as pl
 import pytest
 
 from gpu_ledger.simulator.writers import prometheus as prometheus_writer
+from gpu_ledger.simulator.writers.go_format import format_prometheus_values
 from gpu_ledger.simulator.writers.prometheus import (
     DCGM_INT64_BLANK,
     DCGM_INT64_NOT_SUPPORTED,
     DCGM_METRICS,
     DCGM_METRICS_BY_NAME,
     MAX_POINTS_PER_SERIES,
-    format_prometheus_values,
     write_metrics_snapshot,
     write_query_range,
 )

@@ -6,7 +6,9 @@ GPU it really held) says, to the cent.
   a third;
 - MPS (the device plugin's MPS sharing, 4 replicas): each pod declared a quarter, the rest is idle;
 - HAMi: each pod asked for 20, 30 or 50 % of the cores and memory, and pays that part;
-- DRA: two pods on one ResourceClaim that NVIDIA's driver time-slices, each pays half.
+- DRA: two pods on one ResourceClaim that NVIDIA's driver time-slices, each pays half;
+- time-slicing with dcgm-exporter's per-pod series (PR #594): three pods always hold the GPU, each pays
+  what it measurably used of every GPU-hour (the measured split), the rest is idle.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ POOLS = {
     "g6-mps": ("mps", r"^embed-batch-", True),
     "g6-hami": ("hami", r"^rag-eval-", True),
     "g6-dra": ("time_slicing", r"^(image-seg|detection)-batch-", False),
+    "g6-timeslice-dcgm": ("time_slicing", r"^(feature-backfill|index-refresh|transcript-labeler)-", False),
 }
 
 
@@ -65,3 +68,16 @@ def test_each_shared_pod_says_how_it_shared_and_pays_its_part_to_the_cent(shared
 def test_every_shared_pod_belongs_to_a_pool_above(shared_pods: pl.DataFrame):
     names = "|".join(f"(?:{names})" for _, names, _ in POOLS.values())
     assert shared_pods.filter(~pl.col("name").str.contains(names)).is_empty()
+
+
+def test_pods_that_dcgm_exporter_measured_are_split_by_their_measured_use(warehouse: Path):
+    """Every GPU-hour of the node whose dcgm-exporter reports each pod's own use is split on what the pods
+    measurably used (the ground truth's costs above follow that use); the rest of it is idle."""
+    bases = query(
+        warehouse,
+        f"""select a.split_basis, count(*), count(distinct a.hour_start)
+            from marts.fct_gpu_hour_allocations as a join marts.dim_jobs as d using (job_key)
+            where regexp_matches(d.name, '{POOLS["g6-timeslice-dcgm"][1]}')
+            group by a.split_basis""",
+    )
+    assert [basis for basis, _, _ in bases] == ["measured"], bases

@@ -97,21 +97,33 @@ def test_mig_slices_sum_to_their_gpu(warehouse: Path) -> None:
 
 
 def test_consumer_hours_cover_busy_time(warehouse: Path) -> None:
-    """Every consumer-hour is inside a GPU-hour and never holds more samples than the unit had."""
+    """Every consumer-hour is inside a GPU-hour and never holds more samples than the unit had; together
+    they hold no more either, but on a GPU whose pods dcgm-exporter measured each (they hold it at the
+    same sample times: int_telemetry__pod_gpu_use), where each one alone does not."""
     over = _read(
         warehouse,
         """
         select c.gpu_uuid, c.mig_instance_id, c.hour_start, sum(c.samples) as consumer_samples,
-            max(g.samples) as unit_samples
+            max(c.samples) as most_of_one, max(g.samples) as unit_samples
         from intermediate.int_telemetry__consumer_hours as c
         left join intermediate.int_telemetry__gpu_hours as g
             on g.gpu_uuid = c.gpu_uuid and g.hour_start = c.hour_start
             and g.mig_instance_id is not distinct from c.mig_instance_id
         group by all
-        having max(g.samples) is null or sum(c.samples) > max(g.samples)
+        having max(g.samples) is null or max(c.samples) > max(g.samples) or (
+            sum(c.samples) > max(g.samples)
+            and c.gpu_uuid not in (
+                select gpu_uuid from intermediate.int_telemetry__pod_gpu_use where measured_by = 'dcgm'
+            )
+        )
         """,
     )
     assert over.is_empty(), over.head(5)
+    shared = _read(
+        warehouse,
+        "select count(*) from intermediate.int_telemetry__pod_gpu_use where measured_by = 'dcgm'",
+    )
+    assert shared.item() > 0, "the simulated fleet has a GPU whose pods dcgm-exporter measured"
 
 
 def _fleet() -> tuple[pl.DataFrame, pl.DataFrame]:

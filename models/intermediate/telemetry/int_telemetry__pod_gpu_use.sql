@@ -1,8 +1,12 @@
 -- grain: one row per gpu (gpu_uuid) x pod (pod_namespace, pod_name) x utc clock hour (hour_start)
 {#-
-    What each pod measurably used of a GPU it shares, hour by hour: HAMi's vGPU monitor reports, per
-    container and device, the SM utilisation the container drives (stg_hami__series). This is the
-    measured basis of the split of a shared GPU-hour (int_attribution__allocations).
+    What each pod measurably used of a GPU it shares, hour by hour, from either exporter that measures
+    it: HAMi's vGPU monitor reports, per container and device, the SM utilisation the container drives
+    (stg_hami__series); dcgm-exporter's per-pod series since its PR #594, where they are measurements
+    and not copies of the device's value (int_telemetry__dcgm_pod_gpu_use, measured_by 'dcgm'). This
+    is the measured basis of the split of a shared GPU-hour (int_attribution__allocations). A GPU-hour
+    HAMi measured is read from HAMi alone (its figures are per container, inside each pod's limits).
+    HAMi's rules:
     - A sample read in two loads counts once.
     - Step: a sample stands for `step_seconds` of its series: the modal gap between the series'
       consecutive samples (whole seconds, ties to the shorter gap) when at least
@@ -15,6 +19,10 @@
 #}
 
 with
+
+dcgm_pod_gpu_use as (
+    select * from {{ ref('int_telemetry__dcgm_pod_gpu_use') }}
+),
 
 series as (
     select
@@ -104,13 +112,15 @@ hourly as (
     where readings.measure is not null
 ),
 
-final as (
+hami_use as (
     select
         -- ids
         gpu_uuid,
         pod_namespace,
         pod_name,
         'pod:' || pod_namespace || '/' || pod_name as consumer,
+        -- dimensions
+        'hami' as measured_by,
         -- numerics
         count(case when measure = 'sm_util_pct' then 1 end) as util_samples,
         {{ exact_sum("case when measure = 'sm_util_pct' then step_seconds end") }} as measured_seconds,
@@ -124,6 +134,41 @@ final as (
         hour_start
     from hourly
     group by gpu_uuid, pod_namespace, pod_name, hour_start
+),
+
+hami_gpu_hours as (
+    select distinct
+        gpu_uuid,
+        hour_start
+    from hami_use
+),
+
+dcgm_use as (
+    select dcgm_pod_gpu_use.*
+    from dcgm_pod_gpu_use
+    left join hami_gpu_hours
+        on
+            dcgm_pod_gpu_use.gpu_uuid = hami_gpu_hours.gpu_uuid
+            and dcgm_pod_gpu_use.hour_start = hami_gpu_hours.hour_start
+    where hami_gpu_hours.gpu_uuid is null
+),
+
+final as (
+    select * from hami_use
+    union all
+    select
+        gpu_uuid,
+        pod_namespace,
+        pod_name,
+        consumer,
+        'dcgm' as measured_by,
+        util_samples,
+        measured_seconds,
+        busy_gpu_hours,
+        max_memory_used_mib,
+        cast(null as double) as memory_limit_mib,
+        hour_start
+    from dcgm_use
 )
 
 select * from final

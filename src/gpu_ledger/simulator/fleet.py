@@ -35,6 +35,9 @@ class Pool:
     # hami (HAMi's scheduler), dra (DRA ResourceClaims); None: a pod holds whole GPUs
     gpu_sharing: str | None = None
     replicas: int = 1
+    # dcgm-exporter with --kubernetes-virtual-gpus, since its PR #594: each pod's own GPU_UTIL and FB_USED
+    # (simulator.telemetry_pods samples these nodes, on a random stream of its own)
+    pod_series: bool = False
 
     @property
     def gpu_count(self) -> int:
@@ -328,17 +331,20 @@ BURST_POOL = Pool(
 
 
 def _shared_node(name: str, role: str, sharing: str | None, project: str, **extra) -> Pool:
-    """One single-GPU node whose GPU several pods share (a full fleet's `SHARED_K8S_POOLS`)."""
+    """One single-GPU node whose GPU several pods share (a full fleet's `SHARED_K8S_POOLS`); monitored
+    where its dcgm-exporter reports each pod's own use."""
     return Pool(
         name, AWS_PROD, "us-east-1", USE1, EKS, "kubernetes", "g6.xlarge", role, 0.0, 1, "on_demand",
-        PROJECTS[project], project, "production", monitored=False, gpu_sharing=sharing, **extra,
+        PROJECTS[project], project, "production", monitored=extra.get("pod_series", False),
+        gpu_sharing=sharing, **extra,
     )  # fmt: skip
 
 
 # Kubernetes nodes whose one GPU several pods share, each pod charged its part (simulator.shared_pools):
 # the NVIDIA device plugin's time-slicing (4 replicas) and MPS (4 replicas: each pod declared a quarter),
 # HAMi (pods ask for gpucores and gpumem-percentage) and DRA (one ResourceClaim that two pods time-slice).
-# They run no DCGM (dcgm-exporter would copy one device's values to every pod sharing it). Not in POOLS:
+# They run no DCGM (dcgm-exporter would copy one device's values to every pod sharing it), but for one
+# time-sliced node whose dcgm-exporter reports each pod's own use (pod_series). Not in POOLS:
 # a full fleet (every story of POOLS) adds them after everything else, so they take no share of it and
 # the pools before them draw the same random numbers.
 SHARED_K8S_POOLS: tuple[Pool, ...] = (
@@ -346,6 +352,14 @@ SHARED_K8S_POOLS: tuple[Pool, ...] = (
     _shared_node("g6-mps", "device_plugin_mps", "mps", "ranking", replicas=4),
     _shared_node("g6-hami", "hami", "hami", "support-chatbot"),
     _shared_node("g6-dra", "dra", "dra", "image-seg"),
+    _shared_node(
+        "g6-timeslice-dcgm",
+        "time_slicing_measured",
+        "time-slicing",
+        "shared-platform",
+        replicas=4,
+        pod_series=True,
+    ),  # fmt: skip
 )
 
 

@@ -194,6 +194,30 @@ def time_slicing(b: FleetBuilder, pool: Pool, nodes: int) -> None:
         b.allocate(key, inst.gpu_uuids[0], None, start, end, "batch", level, 6000, cost_share=1 / 3)
 
 
+def time_slicing_measured(b: FleetBuilder, pool: Pool, nodes: int) -> None:
+    """A time-sliced node like `time_slicing` whose dcgm-exporter (`--kubernetes-virtual-gpus`, since its PR
+    #594) reports each pod's own SM utilisation: three teams' batch workers hold the GPU, two all window and
+    one restarted every day at 03:00; each keeps a steady 10-30 % of the SMs busy (simulator.telemetry_pods
+    writes it) and pays that part of every GPU-hour it holds (`cost_share`, the measured split); the rest
+    is idle."""
+    inst = b.launch(pool, b.t0, None, "running")
+    restarts = [b.t0, *(day + 3 * HOUR for day in range(b.t0 + DAY, b.t1, DAY)), b.t1]
+    holders = [
+        ("ranking", "recsys-serving", "feature-backfill", b.t0, b.t1),
+        ("semantic-search", "search-serving", "index-refresh", b.t0, b.t1),
+        *(
+            ("support-chatbot", "support-ai", "transcript-labeler", start, end)
+            for start, end in zip(restarts, restarts[1:], strict=False)
+        ),
+    ]
+    for project, namespace, name, start, end in holders:
+        key = _shared_pod(
+            b, inst, project, namespace, name, start, b.clip(end), "batch", "time_slicing", None
+        )
+        level = int(b.rng.integers(10, 31)) / 100  # whole percent, as GPU_UTIL reports it
+        b.allocate(key, inst.gpu_uuids[0], None, start, end, "batch", level, 4000, cost_share=level)
+
+
 def device_plugin_mps(b: FleetBuilder, pool: Pool, nodes: int) -> None:
     """A node whose GPU NVIDIA's device plugin shares through MPS with `replicas` per GPU: each pod that
     asks for one `nvidia.com/gpu` gets 1/replicas of its compute and memory; batch pods wait for a free

@@ -3,7 +3,8 @@
 For every day of the window the series are sampled (`telemetry_series`), written as Prometheus would
 serve them (`telemetry_exposition`), and summed for the ground truth (`telemetry_sums`) from the very
 values that were written, so nothing is re-derived. The vLLM serving pods' counters follow the same
-samples (`inference_servers`).
+samples (`inference_servers`). The time-sliced nodes whose dcgm-exporter reports each pod's own use are
+sampled apart, on a random stream of their own (`telemetry_pods`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from gpu_ledger.simulator.telemetry_exposition import (
     write_query_ranges,
     write_snapshots,
 )
+from gpu_ledger.simulator.telemetry_pods import PodSeriesSampler
 from gpu_ledger.simulator.telemetry_series import SeriesSampler
 from gpu_ledger.simulator.telemetry_sums import TelemetryTotals
 
@@ -59,6 +61,7 @@ class TelemetryGenerator:
         self.sampler = SeriesSampler(instances, gpus, mig, allocs, start, days, interval, seed)
         self.window_end = self.sampler.window_end
         self.consumer_labels = allocation_labels(allocs)
+        self.pods = PodSeriesSampler(instances, gpus, allocs, self.consumer_labels, start, interval, seed)
         self.vllm = VllmCounters(allocs, inference_requests, interval, self.window_end, out)
         self.totals = TelemetryTotals()
 
@@ -76,6 +79,7 @@ class TelemetryGenerator:
                 busy = totals.add_day(units, self.interval, day, device, metrics)
                 self.vllm.day(day.times, day.consumer, busy)
                 snapshot = last_samples(units, self.consumer_labels, day, metrics)
+            self.pods.day(d, self.out, totals)
             if progress is not None:
                 progress(1)
         if snapshot is not None:

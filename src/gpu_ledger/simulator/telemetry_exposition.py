@@ -74,7 +74,7 @@ def write_query_ranges(
     rows_i, cols_i = np.nonzero(day.alive)
     clusters = labels["cluster"].to_numpy()
     target_labels = {
-        c: _prometheus_labels(labels.filter(pl.col("cluster") == c), c) for c in np.unique(clusters).tolist()
+        c: prometheus_labels(labels.filter(pl.col("cluster") == c), c) for c in np.unique(clusters).tolist()
     }
     name = _day_name(day.times[0])
     for metric, values in metrics.items():
@@ -150,7 +150,7 @@ def write_snapshots(last_day: dict, t: int, out: Path) -> list[Path]:
     return files
 
 
-def _prometheus_labels(labels: pl.DataFrame, cluster: str) -> pl.DataFrame:
+def prometheus_labels(labels: pl.DataFrame, cluster: str) -> pl.DataFrame:
     """The labels a Prometheus server adds when it scrapes dcgm-exporter, as each cluster's setup does.
 
     The EKS cluster runs kube-prometheus-stack without honorLabels, so the exporter's own pod labels

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from gpu_ledger.simulator import catalogue
+from gpu_ledger.simulator.fleet import SHARED_K8S_POOLS
 
 DAY = 86400
 # framebuffer each GPU model reports in total, MiB
@@ -29,6 +30,8 @@ FB_TOTAL_MIB = {
 DRIVER = {"aws": "550.127.08", "azure": "535.216.01", "onprem": "570.124.06"}
 # metric -> value format; MIG slices report no GPU_UTIL or MEM_COPY_UTIL
 BEHAVIOURS = ("training", "restart", "inference", "notebook", "interactive", "batch")
+# nodes whose dcgm-exporter writes per-pod series: telemetry_pods samples them, on a random stream of its own
+POD_SERIES_POOLS = tuple(pool.name for pool in SHARED_K8S_POOLS if pool.pod_series)
 
 
 @dataclass
@@ -46,7 +49,7 @@ class Units:
 
 
 def _units(instances: pl.DataFrame, gpus: pl.DataFrame, mig: pl.DataFrame) -> tuple[Units, pl.DataFrame]:
-    monitored = instances.filter(pl.col("is_monitored"))
+    monitored = instances.filter(pl.col("is_monitored") & ~pl.col("pool").is_in(POD_SERIES_POOLS))
     g = gpus.with_row_index("gpu_row").join(
         monitored.select("instance_id", "provider", "cluster", "gpu_model", "launched_at", "terminated_at"),
         on="instance_id",
@@ -171,7 +174,17 @@ class SeriesSampler:
         self.tdp = np.array([models[m]["tdp_watts"] for m in gpu_models], dtype=np.float64)
         self.idle_w = np.array([models[m]["idle_watts"] for m in gpu_models], dtype=np.float64)
         self.rng = np.random.default_rng([seed, 3])
-        self.energy = self.rng.integers(10**10, 10**12, gpus.height).astype(np.int64)  # mJ since boot
+        # mJ since boot, drawn for the GPUs of every node but the pod-series ones (as before they were added)
+        drawn = (
+            ~gpus.join(
+                instances.select("instance_id", "pool"), on="instance_id", how="left", maintain_order="left"
+            )
+            .select(pl.col("pool").is_in(POD_SERIES_POOLS))
+            .to_series()
+            .to_numpy()
+        )
+        self.energy = np.zeros(gpus.height, dtype=np.int64)
+        self.energy[drawn] = self.rng.integers(10**10, 10**12, int(drawn.sum()))
         self.reset_gpu, self.reset_at = _planted_reset(gpu_table, start, days, interval)
         unit_key = {k: i for i, k in enumerate(zip(self.units.gpu_uuid, self.units.gi_id, strict=True))}
         self.a_unit = np.array(

@@ -399,6 +399,7 @@ ROLES = {
     "device_plugin_mps": shared_pools.device_plugin_mps,
     "hami": shared_pools.hami,
     "dra": shared_pools.dra,
+    "time_slicing_measured": shared_pools.time_slicing_measured,
     "unplanned_burst": unplanned_burst,
 }
 
