@@ -357,3 +357,51 @@ def test_the_real_dra_examples_are_refused_as_specs(name: str, says: str, store:
         f"{path}:2: column 'kind': {says} (what kubectl apply reads), not a snapshot of what ran "
         "(expected `kubectl get resourceclaims -o json` output)"
     )
+
+
+MIG_SAMPLE = Path(__file__).parent / "samples" / "resourceclaims-mig-20261001T060000Z.json"
+
+
+def test_mig_devices_take_their_profile_from_the_name_or_the_requests_selector(store: RawStore) -> None:
+    """`kubectl get resourceclaims -A -o json` of pods that ask the class `mig.nvidia.com` for MIG
+    slices by profile, as NVIDIA's examples and issue #897 (an H100 PCIe cut 4g+2g+1g under one
+    parentUUID constraint) write them: a static MIG device's name (`gpu-0-mig-5-0-4`: minor, GPU
+    instance profile ID, placement) says no profile, so the request's CEL selector gives it; a
+    dynamic MIG device's name carries it, `+me` spelled `-me`."""
+    out = one(store, MIG_SAMPLE)
+    assert (out.status, out.format, out.rows) == ("loaded", "k8s_resource_claims", 5)
+    got = store.con.sql(
+        "select name, request, device_class, device, gpu_index, is_mig, mig_profile, reserved_for_names "
+        "from raw.k8s_resource_claims order by name, result_index"
+    ).fetchall()
+    mig = "mig.nvidia.com"
+    assert got == [
+        ("dyn-mig-pod-mig-devices-b5w9c", "mig", mig, "gpu-1-mig-1g10gb-me-20-0", 1, True, "1g.10gb+me",
+         ["dyn-mig-pod"]),
+        ("inference-7d9f8-mig-devices-4nq8v", "mig", mig, "gpu-1-mig-9-4-4", 1, True, "3g.40gb",
+         ["inference-7d9f8"]),
+        ("mig-claiming-pod-1-mig-devices-x7k2q", "mig-4g-40gb", mig, "gpu-0-mig-5-0-4", 0, True, "4g.40gb",
+         ["mig-claiming-pod-1"]),
+        ("mig-claiming-pod-1-mig-devices-x7k2q", "mig-2g-20gb", mig, "gpu-0-mig-14-4-2", 0, True, "2g.20gb",
+         ["mig-claiming-pod-1"]),
+        ("mig-claiming-pod-1-mig-devices-x7k2q", "mig-1g-10gb", mig, "gpu-0-mig-19-6-1", 0, True, "1g.10gb",
+         ["mig-claiming-pod-1"]),
+    ]  # fmt: skip
+
+
+def test_a_selector_on_another_attribute_names_no_profile(tmp_path: Path, store: RawStore) -> None:
+    """Only a selector comparing the profile attribute to a profile names one (v1beta1's request-level
+    selectors too); a MIG device of a class that says nothing more is MIG of unknown profile."""
+    by_uuid = {"cel": {"expression": "device.attributes['gpu.nvidia.com'].uuid == 'MIG-4d806f22'"}}
+    old = {"name": "mig", "deviceClassName": "mig.nvidia.com", "count": 1, "selectors": [by_uuid]}
+    profile = {"cel": {"expression": 'device.attributes["gpu.nvidia.com"].profile == "2g.20gb"'}}
+    doc = claim_list(
+        claim("a", [old], [("mig", "n", "gpu-0-mig-14-4-2")], ["p"], api="resource.k8s.io/v1beta1"),
+        claim("b", [old | {"selectors": [by_uuid, profile]}], [("mig", "n", "gpu-0-mig-14-0-2")], ["q"],
+              api="resource.k8s.io/v1beta1"),
+    )  # fmt: skip
+    assert one(store, write(tmp_path, "resourceclaims-20261001T060000Z.json", doc)).status == "loaded"
+    got = store.con.sql(
+        "select name, is_mig, mig_profile from raw.k8s_resource_claims order by name"
+    ).fetchall()
+    assert got == [("a", True, None), ("b", True, "2g.20gb")]

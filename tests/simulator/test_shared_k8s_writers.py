@@ -48,6 +48,32 @@ def test_hami_pods_ask_for_cores_and_memory_percent(landed: RawStore):
 def test_the_dra_claim_time_slices_one_gpu_between_two_pods(landed: RawStore):
     rows = landed.con.sql(
         """select distinct device, driver, sharing_strategy, len(reserved_for_names)
-            from raw.k8s_resource_claims"""
+            from raw.k8s_resource_claims where not is_mig"""
     ).fetchall()
     assert rows == [("gpu-0", "gpu.nvidia.com", "TimeSlicing", 2)]
+
+
+def test_each_dra_mig_pod_has_its_own_claim_on_a_slice_of_its_profile(landed: RawStore):
+    """The DRA MIG node's claims ask `mig.nvidia.com` for a profile; the static device names say none."""
+    rows = landed.con.sql(
+        """select distinct device_class, device, mig_profile, len(reserved_for_names)
+            from raw.k8s_resource_claims where is_mig order by mig_profile"""
+    ).fetchall()
+    assert rows == [
+        ("mig.nvidia.com", "gpu-0-mig-19-6-1", "1g.10gb", 1),
+        ("mig.nvidia.com", "gpu-0-mig-14-4-2", "2g.20gb", 1),
+        ("mig.nvidia.com", "gpu-0-mig-5-0-4", "4g.40gb", 1),
+    ]
+    pods = landed.con.sql(
+        """select count(*) from raw.k8s_pods
+            where node_name like 'aks-nc-a100-dra-mig-%' and cardinality(gpu_resources) > 0"""
+    ).fetchall()
+    assert pods == [(0,)], "a pod that holds its slice through a claim asks for no extended resource"
+
+
+def test_vgpu_guests_name_their_gpu_by_its_profile(landed: RawStore):
+    """GPU feature discovery in a vGPU guest labels the profile the guest's driver names."""
+    rows = landed.con.sql(
+        "select distinct gpu_product from raw.k8s_nodes where name like 'aks-nv%-a10-vgpu-%' order by 1"
+    ).fetchall()
+    assert rows == [("NVIDIA-A10-12Q",), ("NVIDIA-A10-4Q",)]

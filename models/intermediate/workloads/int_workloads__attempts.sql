@@ -119,6 +119,8 @@ pod_jobs as (
         cast(coalesce(
             pods.hami_gpu_cores_pct,
             pod_claims.mps_active_thread_pct,
+            -- MIG slices of several profiles through DRA claims: their compute slices over the GPU's
+            case when pod_claims.mig_profile is null then pod_claims.mig_compute_pct end,
             case when pod_nodes.gpu_sharing_strategy = 'mps' then 100.0 / nullif(pod_nodes.gpu_replicas, 0) end
         ) as double) as declared_compute_pct,
         pods.hami_gpu_memory_pct as declared_memory_pct,
@@ -127,7 +129,7 @@ pod_jobs as (
         pods.end_reason,
         coalesce(
             nullif(pods.gpus_allocated, 0),
-            pod_claims.claimed_gpus + pod_claims.claimed_mig_devices,
+            pod_claims.claimed_gpus + pod_claims.claimed_mig_gpus,
             pods.gpus_allocated
         ) as gpus_allocated,
         case

@@ -4,7 +4,10 @@
     for it, as the claim's latest allocated snapshot gives them (the pods of every snapshot: a claim
     may serve pods one after another). A claim the scheduler made for a pod's extended resource
     (`nvidia.com/mig-1g.12gb` backed by DRA) is left out: the pod's own request already says it.
-    - claimed_gpus: whole GPUs; claimed_mig_devices: MIG devices, and their one mig_profile.
+    - claimed_gpus: whole GPUs; claimed_mig_devices: MIG devices, and their one mig_profile;
+      claimed_mig_gpus: the GPUs those MIG devices are on. mig_compute_pct: the compute slices of its
+      MIG devices over those of their GPUs (g/7 each), where every device's profile is known: the part
+      of each GPU a pod holding several slices (4g + 2g of one A100) declared, as one profile's g/7 is.
     - sharing_mode: mig (a MIG device), mps or time_slicing (the sharing strategy NVIDIA's driver
       applies to the device, or several pods on one claim: they take turns on its GPUs), else
       exclusive; mps_active_thread_pct: the MPS share each client may use.
@@ -57,6 +60,7 @@ pod_devices as (
         claim_pods.cluster,
         claim_pods.pod_uid,
         latest_devices.claim_uid || '/' || latest_devices.device_name as device_key,
+        latest_devices.device_pool || '/' || cast(latest_devices.gpu_index as {{ dbt.type_string() }}) as gpu_key,
         latest_devices.is_mig,
         latest_devices.mig_profile,
         latest_devices.sharing_strategy,
@@ -78,6 +82,7 @@ final as (
         'kubernetes:' || cluster || ':' || pod_uid as job_key,
         cast(count(distinct case when not is_mig then device_key end) as integer) as claimed_gpus,
         cast(count(distinct case when is_mig then device_key end) as integer) as claimed_mig_devices,
+        cast(count(distinct case when is_mig then coalesce(gpu_key, device_key) end) as integer) as claimed_mig_gpus,
         case
             when min(case when is_mig then 1 else 0 end) = 1 and count(distinct mig_profile) = 1
                 then min(mig_profile)
@@ -89,7 +94,16 @@ final as (
             when max(pods_on_claim) > 1 then 'time_slicing'
             else 'exclusive'
         end as sharing_mode,
-        max(case when sharing_strategy = 'MPS' then mps_active_thread_pct end) as mps_active_thread_pct
+        max(case when sharing_strategy = 'MPS' then mps_active_thread_pct end) as mps_active_thread_pct,
+        case
+            when
+                min(case when is_mig then 1 else 0 end) = 1
+                and count(mig_profile) = count(*)
+                and count(gpu_key) = count(*)
+                then cast(
+                    100.0 * sum({{ mig_compute_slices('mig_profile') }}) / (7.0 * count(distinct gpu_key)) as double
+                )
+        end as mig_compute_pct
     from pod_devices
     group by 1
 )

@@ -79,7 +79,6 @@ class FleetBuilder:
     def launch(self, pool: Pool, launched: int, terminated: int | None, reason: str) -> Instance:
         """A new machine in `pool`, alive over [launched, terminated)."""
         spec = catalogue.instance_types()[pool.instance_type]
-        model = catalogue.gpu_models()[spec["gpu_model"]]
         acct = pool.account
         zone = pool.zones[int(self.rng.integers(len(pool.zones)))]
         if acct.provider == "aws":
@@ -143,7 +142,7 @@ class FleetBuilder:
                     "gpu_index": index,
                     "pci_bus_id": pci[index],
                     "device": f"nvidia{index}",
-                    "dcgm_model_name": model["dcgm_model_name"],
+                    "dcgm_model_name": catalogue.dcgm_model_name(pool.instance_type),
                     "mig_enabled": pool.mig_layout is not None,
                 }
             )

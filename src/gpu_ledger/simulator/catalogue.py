@@ -7,6 +7,7 @@ facts here to bill it, apart from the seed the warehouse reads.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import polars as pl
@@ -60,6 +61,36 @@ def mig_profiles() -> dict[tuple[str, str], dict]:
     """(gpu_model, profile) -> compute and memory slices."""
     frame = pl.read_csv(SEEDS / "mig_profiles.csv")
     return {(row["gpu_model"], row["profile"]): row for row in frame.iter_rows(named=True)}
+
+
+# Azure's NVadsA10 v5 VMs are NVIDIA vGPU guests: each of their GPUs is a Q-series profile of an A10 with
+# the VM size's frame buffer (Standard_NV6ads_A10_v5: 4 GB, A10-4Q, a sixth of the A10; NV36ads: A10-24Q,
+# all of it), and the guest's driver names it so (`NVIDIA A10-4Q`, as nvidia-smi and dcgm-exporter's
+# modelName print it).
+VGPU_GUEST_TYPES = re.compile(r"^Standard_NV\d+adm?s_A10_v5$")
+_VGPU_NAME = re.compile(r"^NVIDIA [A-Z0-9]+-(\d+)Q$")
+
+
+def vgpu_profile(instance_type: str) -> str | None:
+    """The vGPU profile each GPU of a vGPU guest VM is (`A10-4Q`); None for a VM of whole GPUs."""
+    if not VGPU_GUEST_TYPES.match(instance_type):
+        return None
+    spec = instance_types()[instance_type]
+    return f"{spec['gpu_model']}-{spec['gpu_memory_gb']}Q"
+
+
+def dcgm_model_name(instance_type: str) -> str:
+    """The GPU name the instance's driver reports (DCGM's modelName): its vGPU profile's in a guest."""
+    profile = vgpu_profile(instance_type)
+    model = instance_types()[instance_type]["gpu_model"]
+    return f"NVIDIA {profile}" if profile else gpu_models()[model]["dcgm_model_name"]
+
+
+def vgpu_framebuffer_mib(model_name: str) -> int | None:
+    """The frame buffer a vGPU guest's GPU reports in total, from its name (`NVIDIA A10-4Q`: 4096 MiB);
+    None for a whole GPU's name."""
+    found = _VGPU_NAME.match(model_name)
+    return int(found.group(1)) * 1024 if found else None
 
 
 @cache

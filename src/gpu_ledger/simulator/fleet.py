@@ -360,7 +360,17 @@ SHARED_K8S_POOLS: tuple[Pool, ...] = (
         replicas=4,
         pod_series=True,
     ),  # fmt: skip
-)
+    # an A100 cut 4g+2g+1g whose MIG slices NVIDIA's DRA driver gives out, one ResourceClaim per pod, and
+    # NVIDIA vGPU guests (catalogue.vgpu_profile) running DCGM: A10-4Q (a sixth of an A10) and A10-12Q
+    # (a half) VMs (simulator.partitioned_pools)
+    Pool("nc-a100-dra-mig", AZURE_PROD, "eastus", EUS, AKS, "kubernetes", "Standard_NC24ads_A100_v4",
+         "dra_mig", 0.0, 1, "on_demand", "vision", "detection", "production", monitored=False,
+         mig_layout=("4g.40gb", "2g.20gb", "1g.10gb"), gpu_sharing="dra"),
+    Pool("nv6-a10-vgpu", AZURE_PROD, "eastus", EUS, AKS, "kubernetes", "Standard_NV6ads_A10_v5",
+         "vgpu_workstation", 0.0, 1, "on_demand", "search", "semantic-search", "production"),
+    Pool("nv18-a10-vgpu", AZURE_PROD, "eastus", EUS, AKS, "kubernetes", "Standard_NV18ads_A10_v5",
+         "vgpu_batch", 0.0, 1, "on_demand", "vision", "image-seg", "production"),
+)  # fmt: skip
 
 
 def pool_named(name: str) -> Pool | None:

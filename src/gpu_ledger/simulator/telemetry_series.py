@@ -65,8 +65,10 @@ def _units(instances: pl.DataFrame, gpus: pl.DataFrame, mig: pl.DataFrame) -> tu
     )
     profiles = catalogue.mig_profiles()
     fb_total = [
-        FB_TOTAL_MIB[m] if p is None else profiles[(m, p)]["memory_gb"] * 1024 - 256
-        for m, p in zip(units["gpu_model"], units["profile"], strict=True)
+        (catalogue.vgpu_framebuffer_mib(name) or FB_TOTAL_MIB[m])
+        if p is None
+        else profiles[(m, p)]["memory_gb"] * 1024 - 256
+        for m, p, name in zip(units["gpu_model"], units["profile"], units["dcgm_model_name"], strict=True)
     ]
     end = np.iinfo(np.int64).max
     labels = units.select(

@@ -14,7 +14,7 @@ Times are integer Unix seconds here; `simulator.generate` turns them into UTC ti
 
 from __future__ import annotations
 
-from gpu_ledger.simulator import shared_pools
+from gpu_ledger.simulator import partitioned_pools, shared_pools
 from gpu_ledger.simulator.builder import DAY, HOUR, FleetBuilder, k8s_job
 from gpu_ledger.simulator.fleet import (
     BURST_POOL,
@@ -400,6 +400,9 @@ ROLES = {
     "hami": shared_pools.hami,
     "dra": shared_pools.dra,
     "time_slicing_measured": shared_pools.time_slicing_measured,
+    "dra_mig": partitioned_pools.dra_mig,
+    "vgpu_workstation": partitioned_pools.vgpu_workstation,
+    "vgpu_batch": partitioned_pools.vgpu_batch,
     "unplanned_burst": unplanned_burst,
 }
 

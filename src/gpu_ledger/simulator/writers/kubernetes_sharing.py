@@ -9,6 +9,10 @@
 - DRA: no device plugin, so no `nvidia.com/gpu`; a ResourceClaim (`kubectl get resourceclaims -A -o
   json`, written here at each pod snapshot) with NVIDIA's driver's TimeSlicing GpuConfig is allocated
   the node's `gpu-0` and reserved for the pods that use it; each pod names the claim in its spec.
+- DRA on a MIG-partitioned GPU (a DRA pool with a `mig_layout`): each pod has its own claim that asks
+  the class `mig.nvidia.com` for one slice by a CEL selector on its profile, as NVIDIA's examples do;
+  it is allocated the static MIG device of that profile (MIG_DEVICES) while the pod runs (the claim
+  controller frees it when the pod is done). The pod asks for no extended resource.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ from gpu_ledger.simulator.fleet import pool_named
 DRA_DRIVER = "gpu.nvidia.com"
 DRA_REQUEST = "shared-gpu"
 HAMI_SPLIT = 10  # HAMi's default deviceSplitCount: pods per GPU
+MIG_CLASS = "mig.nvidia.com"
+# The static MIG devices of an A100 80GB cut 4g.40gb + 2g.20gb + 1g.10gb, as NVIDIA's DRA driver names
+# them: gpu-<minor>-mig-<GPU instance profile ID (`nvidia-smi mig -lgip`)>-<placement start>-<size>
+MIG_DEVICES = {"4g.40gb": "gpu-0-mig-5-0-4", "2g.20gb": "gpu-0-mig-14-4-2", "1g.10gb": "gpu-0-mig-19-6-1"}
 
 
 def _sharing(pool: str | None) -> tuple[str | None, int]:
@@ -59,14 +67,16 @@ def pod_resources(job: dict, resources: dict[str, str]) -> dict[str, str]:
         part = str(job["gpu_sharing_count"])
         return resources | {"nvidia.com/gpucores": part, "nvidia.com/gpumem-percentage": part}
     if sharing == "dra":
-        return {k: v for k, v in resources.items() if k != "nvidia.com/gpu"}
+        return {k: v for k, v in resources.items() if not k.startswith(("nvidia.com/gpu", "nvidia.com/mig-"))}
     return resources
 
 
 def claim_name(job: dict) -> str | None:
     """The ResourceClaim the pod uses, for a pod on a DRA node."""
     node = (job["hostnames"] or [None])[0]
-    return f"{node}-{DRA_REQUEST}" if node and _sharing(job["partition"])[0] == "dra" else None
+    if not node or _sharing(job["partition"])[0] != "dra":
+        return None
+    return f"{job['name']}-mig" if job["mig_profile"] else f"{node}-{DRA_REQUEST}"
 
 
 def claim_snapshots(
@@ -76,10 +86,14 @@ def claim_snapshots(
     are `jobs`: each DRA node's claim, reserved for the pods running on it then (`k8s_time` prints a
     timestamp as the API server does). None for a cluster without one."""
     claims: dict[str, list[dict]] = {}
+    mig_pods = []
     for job in jobs:
         if (name := claim_name(job)) is not None and job["started_at"] is not None:
-            claims.setdefault(name, []).append(job)
-    if not claims:
+            if job["mig_profile"]:
+                mig_pods.append(job)
+            else:
+                claims.setdefault(name, []).append(job)
+    if not claims and not mig_pods:
         return []
     gpu_config = {
         "requests": [DRA_REQUEST],
@@ -157,5 +171,75 @@ def claim_snapshots(
                     },
                 }
             )
-        snapshots.append((t, items))
+        items += [
+            _mig_claim(p, k8s_time)
+            for p in mig_pods
+            if p["started_at"] <= t and (p["ended_at"] is None or p["ended_at"] > t)
+        ]
+        snapshots.append(
+            (t, sorted(items, key=lambda c: (c["metadata"]["namespace"], c["metadata"]["name"])))
+        )
     return snapshots
+
+
+def _mig_claim(pod: dict, k8s_time: Callable[[datetime], str]) -> dict:
+    """A running pod's own claim on one MIG slice of its node's GPU, allocated and reserved for it."""
+    name, node, profile = claim_name(pod), pod["hostnames"][0], pod["mig_profile"]
+    request = "mig-" + profile.replace(".", "-")
+    selector = f"device.attributes['{DRA_DRIVER}'].profile == '{profile}'"
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "creationTimestamp": k8s_time(pod["started_at"]),
+            "name": name,
+            "namespace": pod["namespace"],
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "blockOwnerDeletion": True,
+                    "controller": True,
+                    "kind": "Pod",
+                    "name": pod["name"],
+                    "uid": pod["job_id"],
+                }
+            ],
+            "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"resourceclaim/{pod['job_id']}")),
+        },
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "exactly": {
+                            "allocationMode": "ExactCount",
+                            "count": 1,
+                            "deviceClassName": MIG_CLASS,
+                            "selectors": [{"cel": {"expression": selector}}],
+                        },
+                        "name": request,
+                    }
+                ]
+            }
+        },
+        "status": {
+            "allocation": {
+                "allocationTimestamp": k8s_time(pod["started_at"]),
+                "devices": {
+                    "results": [
+                        {
+                            "device": MIG_DEVICES[profile],
+                            "driver": DRA_DRIVER,
+                            "pool": node,
+                            "request": request,
+                        }
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    ]
+                },
+            },
+            "reservedFor": [{"name": pod["name"], "resource": "pods", "uid": pod["job_id"]}],
+        },
+    }

@@ -20,8 +20,12 @@ device fields for a claim not yet allocated, so that a pending claim is seen.
   device on it): the GPU's index on the node (some driver releases use its minor number, the n of
   /dev/nvidia<n>, which is the same on most machines); null for a name of any other shape.
 - `mig_profile` is read from the device name where it carries one (`gpu-0-mig-1g12gb-19-4` of newer
-  drivers -> 1g.12gb), else from a device class named for it (`mig-1g-12gb.gpu.nvidia.com` -> 1g.12gb);
-  `is_mig` says the device is a MIG device by either.
+  drivers' dynamic MIG -> 1g.12gb; `gpu-0-mig-1g10gb-me-20-0` -> 1g.10gb+me), else from a device class
+  named for it (`mig-1g-12gb.gpu.nvidia.com` -> 1g.12gb), else from the request's CEL selector on the
+  profile attribute, as NVIDIA's examples ask the class `mig.nvidia.com` for a slice
+  (`device.attributes['gpu.nvidia.com'].profile == '1g.5gb'`): a static MIG device's name
+  (`gpu-1-mig-19-4-1`: the GPU's minor, GPU instance profile ID, placement start and size) says no
+  profile. `is_mig` says the device is a MIG device by its name, its class or such a selector.
 - `sharing_strategy` (TimeSlicing, MPS) and `mps_active_thread_pct` come from the opaque config the
   driver applies to the device, as NVIDIA's driver picks it: of the allocation's configs (the class's
   before the claim's; the claim's own `spec.devices.config` when the allocation repeats none), the last
@@ -50,8 +54,11 @@ TABLE = "k8s_resource_claims"
 SPEC_KINDS = ("ResourceClaimTemplate", "DeviceClass")
 EXTENDED_RESOURCE = "resource.kubernetes.io/extended-resource-claim"
 _GPU_DEVICE = re.compile(r"^gpu-([0-9]{1,9})(-mig-(.+))?$")
-_NAME_PROFILE = re.compile(r"^(\d+g)(\d+gb)-\d+(?:-\d+)*$")  # the -mig- part of newer drivers' names
+_NAME_PROFILE = re.compile(r"^(\d+g)(\d+gb)(-me)?-\d+(?:-\d+)*$")  # the -mig- part of newer drivers' names
 _CLASS_PROFILE = re.compile(r"^mig-(\d+g)[-.](\d+gb)\.")
+_SELECTOR_PROFILE = re.compile(
+    r"device\.attributes\[(['\"])gpu\.nvidia\.com\1\]\.profile\s*==\s*(['\"])(\d+g)\.(\d+gb)(\+me)?\2"
+)
 
 CLAIM_SCHEMA: dict[str, pl.DataType] = {
     "snapshot_at": pl.Datetime("us", "UTC"),
@@ -98,14 +105,25 @@ def _str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _request_classes(devices: dict) -> dict[str, str | None]:
-    """Device class per request name (and per `<request>/<subrequest>` of a firstAvailable list)."""
-    classes: dict[str, str | None] = {}
+def _selected_profile(request: dict) -> str | None:
+    """The MIG profile a request's CEL selectors ask for (`...profile == '1g.5gb'`), if one does."""
+    for selector in map(_dict, _list(request.get("selectors"))):
+        found = _SELECTOR_PROFILE.search(str(_dict(selector.get("cel")).get("expression") or ""))
+        if found:
+            return f"{found.group(3)}.{found.group(4)}{found.group(5) or ''}"
+    return None
+
+
+def _request_classes(devices: dict) -> dict[str, tuple[str | None, str | None]]:
+    """(device class, MIG profile its selectors ask for) per request name (and per
+    `<request>/<subrequest>` of a firstAvailable list)."""
+    classes: dict[str, tuple[str | None, str | None]] = {}
     for request in map(_dict, _list(devices.get("requests"))):
         name, exactly = _str(request.get("name")), _dict(request.get("exactly"))
-        classes[str(name)] = _str(exactly.get("deviceClassName") or request.get("deviceClassName"))
+        asked = exactly or request  # v1 nests the request in `exactly`; v1beta1 spells it on the request
+        classes[str(name)] = (_str(asked.get("deviceClassName")), _selected_profile(asked))
         for sub in map(_dict, _list(request.get("firstAvailable"))):
-            classes[f"{name}/{sub.get('name')}"] = _str(sub.get("deviceClassName"))
+            classes[f"{name}/{sub.get('name')}"] = (_str(sub.get("deviceClassName")), _selected_profile(sub))
     return classes
 
 
@@ -148,18 +166,26 @@ def _sharing(
     return None, None
 
 
-def _device(name: str | None, device_class: str | None) -> tuple[int | None, bool | None, str | None]:
-    """(gpu_index, is_mig, mig_profile) from NVIDIA's device name and the request's device class."""
+def _device(
+    name: str | None, device_class: str | None, selected: str | None
+) -> tuple[int | None, bool | None, str | None]:
+    """(gpu_index, is_mig, mig_profile) from NVIDIA's device name, the request's device class and the
+    profile its selectors ask for."""
     if name is None:
         return None, None, None
     m = _GPU_DEVICE.match(name)
     named = _NAME_PROFILE.match(m.group(3)) if m and m.group(3) else None
     by_class = _CLASS_PROFILE.match(device_class or "")
-    profile = named or by_class
+    if named:
+        profile: str | None = f"{named.group(1)}.{named.group(2)}" + ("+me" if named.group(3) else "")
+    elif by_class:
+        profile = f"{by_class.group(1)}.{by_class.group(2)}"
+    else:
+        profile = selected
     return (
         int(m.group(1)) if m else None,
-        bool(m and m.group(2)) or by_class is not None,
-        f"{profile.group(1)}.{profile.group(2)}" if profile else None,
+        bool(m and m.group(2)) or by_class is not None or selected is not None,
+        profile,
     )
 
 
@@ -192,8 +218,8 @@ def _claim_rows(ctx: LoadContext, claim: dict, row: int) -> list[dict]:
     rows = []
     for i, result in enumerate(results, start=1):
         request, device = _str(result.get("request")), _str(result.get("device"))
-        device_class = classes.get(request or "")
-        gpu_index, is_mig, mig_profile = _device(device, device_class)
+        device_class, selected = classes.get(request or "", (None, None))
+        gpu_index, is_mig, mig_profile = _device(device, device_class, selected)
         strategy, pct = _sharing(ctx, configs, result, bool(is_mig), row)
         rows.append(
             common

@@ -1,0 +1,100 @@
+"""The simulated fleet's GPUs cut below the pod (simulator.partitioned_pools), end to end against the
+simulator's ground truth, to the cent:
+
+- DRA MIG: an A100 cut 4g.40gb + 2g.20gb + 1g.10gb whose slices NVIDIA's DRA driver gives out, one
+  ResourceClaim per pod asking the class `mig.nvidia.com` for a profile by CEL selector (the device's
+  static name, `gpu-0-mig-5-0-4`, names none): each pod is `mig` with its profile and pays g/7;
+- vGPU guests: Azure NVadsA10 v5 VMs whose DCGM names their GPU `NVIDIA A10-4Q` / `NVIDIA A10-12Q`: the
+  GPU is an A10 share of 4/24 and 12/24 of its frame buffer, each pod on it is `vgpu` and pays the VM's
+  bill for the time it ran (a remote workstation that held its guest all window pays all of it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.warehouse.homes import query
+
+MIG_PODS = r"^(lora-sweep|detector-eval|query-embedder)-"
+VGPU_PODS = r"^(cad-workstation|tile-render)-"
+
+
+@pytest.fixture(scope="module")
+def pods(sim: Path, warehouse: Path) -> pl.DataFrame:
+    """The simulated pods of the partitioned pools: their ground truth beside the warehouse's figures."""
+    truth = pl.read_csv(
+        sim / "ground_truth" / "jobs.csv",
+        schema_overrides={"job_id": pl.String, "mig_profile": pl.String, "gpu_sharing": pl.String},
+    ).filter((pl.col("scheduler") == "kubernetes") & pl.col("cost").is_not_null())
+    ours = pl.DataFrame(
+        query(
+            warehouse,
+            """select d.job_key, d.name, d.sharing_mode, d.mig_profile, d.gpu_share, d.gpus_allocated,
+                    d.gpu_model, coalesce(f.cost, 0)
+                from marts.dim_jobs as d left join marts.fct_job_costs as f using (job_key)
+                where d.scheduler = 'kubernetes'""",
+        ),
+        schema=[
+            "job_key",
+            "name",
+            "sharing_mode",
+            "our_mig_profile",
+            "share",
+            "gpus",
+            "gpu_model",
+            "cost_ours",
+        ],
+        orient="row",
+    )
+    joined = truth.join(ours, on="job_key", how="inner")
+    return joined.filter(pl.col("name").str.contains(f"{MIG_PODS}|{VGPU_PODS}"))
+
+
+def test_dra_mig_pods_are_mig_slices_and_pay_their_part_to_the_cent(pods: pl.DataFrame):
+    mig = pods.filter(pl.col("name").str.contains(MIG_PODS))
+    assert sorted(mig["mig_profile"].unique()) == ["1g.10gb", "2g.20gb", "4g.40gb"], "no DRA MIG pods"
+    assert mig.height >= 9
+    assert (mig["sharing_mode"] == "mig").all(), mig.filter(pl.col("sharing_mode") != "mig")
+    assert (mig["our_mig_profile"] == mig["mig_profile"]).all()
+    assert (mig["gpus"] == 1).all() and (mig["gpu_model"] == "A100-PCIE-80GB").all()
+    slices = mig["mig_profile"].str.extract(r"^(\d)g", 1).cast(pl.Float64)
+    assert ((mig["share"] - slices / 7).abs() < 1e-12).all()
+    worst = (mig["cost_ours"].cast(pl.Float64) - mig["cost"]).abs().max()
+    assert worst < 0.005, f"a DRA MIG pod's cost differs from the ground truth by {worst}"
+
+
+def test_vgpu_guests_are_a10_shares_by_frame_buffer(warehouse: Path):
+    got = query(
+        warehouse,
+        """select instance_type, gpu_model, vgpu_profile, vgpu_share, gpu_memory_gb from marts.dim_gpus
+            where instance_type like 'Standard_NV%ads_A10_v5' order by instance_type""",
+    )
+    assert got == [
+        ("Standard_NV18ads_A10_v5", "A10", "12Q", 0.5, 12),
+        ("Standard_NV6ads_A10_v5", "A10", "4Q", pytest.approx(4 / 24), 4),
+    ]
+
+
+def test_vgpu_pods_pay_their_guests_bill_to_the_cent(pods: pl.DataFrame, sim: Path, warehouse: Path):
+    guests = pods.filter(pl.col("name").str.contains(VGPU_PODS))
+    assert guests.height >= 3, "the simulated fleet has no vGPU guest pods"
+    assert (guests["sharing_mode"] == "vgpu").all(), guests.filter(pl.col("sharing_mode") != "vgpu")
+    assert (guests["gpu_model"] == "A10").all() and (guests["share"] == 1.0).all()
+    worst = (guests["cost_ours"].cast(pl.Float64) - guests["cost"]).abs().max()
+    assert worst < 0.005, f"a vGPU guest's pod's cost differs from the ground truth by {worst}"
+    # the workstation held its guest all window: it pays the whole bill of its VM (warehouse and truth)
+    (workstation,) = guests.filter(pl.col("name").str.starts_with("cad-workstation-"))["cost_ours"]
+    (billed,) = query(
+        warehouse,
+        """select sum(h.effective_cost) from marts.fct_gpu_hours as h
+            inner join marts.dim_gpus as g using (gpu_id)
+            where g.instance_type = 'Standard_NV6ads_A10_v5'""",
+    )[0]
+    hours = pl.read_csv(sim / "ground_truth" / "gpu_hours.csv", infer_schema=False).filter(
+        pl.col("instance_id").str.contains("nv6-a10-vgpu")
+    )
+    assert abs(float(workstation) - float(billed)) < 0.005
+    assert abs(float(workstation) - hours["effective_cost"].cast(pl.Float64).sum()) < 0.005
