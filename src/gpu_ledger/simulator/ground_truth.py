@@ -47,7 +47,8 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   a fixed set of pods time-slices: each sees the whole GPU but holds and pays a 1/holders
   `cost_share` of it). Whatever is left of the GPU-hour is idle (jobs that share a GPU
   never hold more than it together).
-  `gpu_seconds` = allocated seconds x share (a time-sliced pod's: x its cost_share). The shared
+  `gpu_seconds` = allocated seconds x share, scaled in proportion where the holders of one GPU (slice)
+  claim more than the hour (pods time-slicing it each see all of it). The shared
   Slurm servers run no DCGM, so the warehouse cannot know which GPU a job held and spreads its part
   over the server's GPUs; they cost the same (no energy is measured), so each job's cost matches the
   GPU it really held.
@@ -265,7 +266,19 @@ def allocation_hours(fleet: Fleet, gpu_cost: pl.DataFrame) -> pl.DataFrame:
                 * pl.col("allocated_seconds")
                 / pl.col("usage_seconds")
             ).alias("energy_kwh"),
-            (pl.col("allocated_seconds") * pl.coalesce("cost_share", "share")).alias("gpu_seconds"),
+            (pl.col("allocated_seconds") * pl.col("share")).alias("gpu_seconds"),
+        )
+        # holders of one GPU (slice) that claim more than the hour (time-slicing) split it in proportion
+        .with_columns(
+            (
+                pl.col("gpu_seconds")
+                * pl.min_horizontal(
+                    1.0,
+                    3600.0
+                    * pl.when(pl.col("gpu_instance_id").is_null()).then(1.0).otherwise(pl.col("share"))
+                    / pl.col("gpu_seconds").sum().over("gpu_uuid", "gpu_instance_id", "hour_start"),
+                )
+            ).alias("gpu_seconds")
         )
         .join(fleet.jobs.select("job_key", "team", "project", "workload_class", "environment"), on="job_key")
     )
