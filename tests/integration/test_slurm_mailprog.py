@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from email import message_from_bytes, policy
@@ -21,13 +20,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from aiosmtpd.controller import Controller
 
 from gpu_ledger.home import Home
 from gpu_ledger.notify.mailprog import queue_folder
 from gpu_ledger.read.formats import money
 from tests.integration.slurm_cluster import SlurmCluster, skip_reason
-from tests.notify.conftest import Mailbox, free_port
+from tests.notify.conftest import Mailbox
 from tests.notify.slurm_fleet import assets, dcgm
 
 SKIP = skip_reason()
@@ -38,17 +36,6 @@ SACCT_FIELDS = [
     *("AllocTRES", "NodeList", "JobName"),
 ]
 """What a site's export runs: `sacct --allusers --duplicates --parsable2 --format=...`, JobName last."""
-
-
-@pytest.fixture
-def mailbox() -> Iterator[tuple[Mailbox, int]]:
-    box, port = Mailbox(), free_port()
-    controller = Controller(box, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield box, port
-    finally:
-        controller.stop()
 
 
 def job_costed(warehouse: Path, key: str) -> tuple[Decimal, datetime, datetime]:
@@ -77,7 +64,7 @@ def check_report(message: EmailMessage, warehouse: Path, job: int) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 def test_a_finished_job_is_mailed_its_priced_report_through_mailprog(
-    tmp_path: Path, mailbox: tuple[Mailbox, int]
+    tmp_path: Path, smtp: tuple[Mailbox, int]
 ):
     home, forwarded, exports = tmp_path / "home", tmp_path / "forwarded", tmp_path / "exports"
     exports.mkdir()
@@ -122,7 +109,7 @@ def test_a_finished_job_is_mailed_its_priced_report_through_mailprog(
     assert forwarded.read_text().startswith(f"-s|Slurm Job_id={job} Name=train Began, Queued time "), logs
     assert forwarded.read_text().endswith("|alice|\n")
 
-    box, port = mailbox
+    box, port = smtp
     owners = tmp_path / "owners.yml"  # alice is an owner with an address; root is not, and has the domain's
     owners.write_text(
         f"smtp: {{host: 127.0.0.1, port: {port}, sender: gpu-ledger@example.com}}\n"
