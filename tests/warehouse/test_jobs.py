@@ -134,8 +134,8 @@ def test_gpu_seconds_per_job_equal_ground_truth(con):
         con,
         f"""
         with held as (
-            select job_key, sum((epoch_ms(ended_at) - epoch_ms(started_at)) / 1000.0 * share) as gpu_seconds
-            from intermediate.int_workloads__job_gpu_intervals
+            select job_key, sum(gpu_hours) * 3600 as gpu_seconds
+            from intermediate.int_workloads__job_gpu_hours_held
             group by 1
         )
         select gt.job_key, gt.gpu_seconds, held.gpu_seconds
