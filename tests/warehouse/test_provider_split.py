@@ -28,9 +28,9 @@ def con(sim: Path, warehouse: Path):
 
 
 def test_the_provider_split_of_every_pod_day_is_the_simulators_to_the_cent(con):
-    pods = con.sql("select count(*) from truth").fetchone()[0]
+    pods = con.execute("select count(*) from truth").fetchone()[0]
     assert pods > 50  # the fleet's EKS pods ran on its instances most days
-    missing, wrong = con.sql(
+    missing, wrong = con.execute(
         """
         select
             count(*) filter (where m.consumer is null),
@@ -46,7 +46,7 @@ def test_the_provider_split_of_every_pod_day_is_the_simulators_to_the_cent(con):
         """
     ).fetchone()
     assert (missing, wrong) == (0, 0)
-    invented = con.sql(
+    invented = con.execute(
         """
         select count(*) from marts.fct_provider_split_reconciliation as m
         where m.is_in_provider_split and not exists (
@@ -57,7 +57,7 @@ def test_the_provider_split_of_every_pod_day_is_the_simulators_to_the_cent(con):
         """
     ).fetchone()[0]
     assert invented == 0
-    totals = con.sql(
+    totals = con.execute(
         """
         select
             (select sum(split_cost + unused_cost) from truth),
@@ -68,7 +68,7 @@ def test_the_provider_split_of_every_pod_day_is_the_simulators_to_the_cent(con):
 
 
 def test_every_difference_from_our_split_has_its_reason(con):
-    rows = con.sql(
+    rows = con.execute(
         """
         select reason, count(*), sum(cost_difference)
         from marts.fct_provider_split_reconciliation
@@ -83,7 +83,7 @@ def test_every_difference_from_our_split_has_its_reason(con):
     assert {"idle_kept_apart", "requests_weighting"} <= set(reasons), reasons
     assert reasons["idle_kept_apart"][1] < 0  # our idle is cost the provider gave to pods
     # every pod the provider split is one we attribute: no difference comes from a consumer we lack
-    unmatched = con.sql(
+    unmatched = con.execute(
         """
         select count(*) from marts.fct_provider_split_reconciliation
         where reason = 'unmatched_consumer' and is_in_provider_split
