@@ -48,7 +48,7 @@ focus_splits as (
         AllocatedResourceId as consumer_resource_id,
         -- dimensions
         AllocatedMethodId as split_method,
-        cast(null as varchar) as usage_type,
+        cast(null as string) as usage_type,
         -- numerics
         cast(null as double) as gpu_request_hours,
         EffectiveCost as split_cost,
