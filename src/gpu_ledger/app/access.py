@@ -397,6 +397,16 @@ def current() -> Scope:
     return NOBODY if found is None else scope_of(access, *found)
 
 
+def token_issued_at() -> int | None:
+    """When the signed-in person's ID token was issued (its `iat`: a new one at every sign-in), with
+    OIDC; None behind a proxy, or served without an access config."""
+    access = config()
+    if access is None or access.mode != "oidc":
+        return None
+    issued = st.user.get("iat")
+    return issued if isinstance(issued, int) else None
+
+
 def gate() -> Scope:
     """Stop the page for anyone who may see nothing, saying why (and offering the sign-in)."""
     scope = current()
