@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from gpu_ledger.home import Home
 from tests.app.apptest import open_page, window
 
 ISSUER = "https://login.example.com"
+NOW = int(time.time())  # a sign-in is good for SIGN_IN_HOURS from its ID token's iat
 
 
 @pytest.fixture
@@ -54,9 +56,9 @@ def _events(path: Path) -> list[tuple[str, str]]:
 
 
 def test_a_sign_in_is_recorded_once_per_id_token(trail):
-    signed_in("lead@example.com", 1_700_000_000)
-    signed_in("lead@example.com", 1_700_000_000)  # another tab, the same sign-in
-    signed_in("lead@example.com", 1_700_000_900)  # signed in again: a new ID token
+    signed_in("lead@example.com", NOW - 900)
+    signed_in("lead@example.com", NOW - 900)  # another tab, the same sign-in
+    signed_in("lead@example.com", NOW)  # signed in again: a new ID token
     sign_ins = [e for e in _events(trail) if e[1] == "sign-in"]
     assert sign_ins == [("lead@example.com", "sign-in")] * 2
     first = json.loads(trail.read_text().splitlines()[0])
@@ -65,8 +67,8 @@ def test_a_sign_in_is_recorded_once_per_id_token(trail):
 
 
 def test_finance_reads_and_filters_the_trail(trail):
-    signed_in("lead@example.com", 1_700_000_100)
-    cfo = signed_in("cfo@example.com", 1_700_000_200, "finance")
+    signed_in("lead@example.com", NOW - 200)
+    cfo = signed_in("cfo@example.com", NOW - 100, "finance")
     cfo = open_page(cfo, "sql")
     cfo.text_area(key="sql_query").set_value("select count(*) from marts.dim_gpus")
     cfo.button(key="sql_run").click().run()
@@ -94,7 +96,7 @@ def test_finance_reads_and_filters_the_trail(trail):
 
 
 def test_a_lead_cannot_open_or_read_the_trail(trail):
-    lead = signed_in("lead@example.com", 1_700_000_300)
+    lead = signed_in("lead@example.com", NOW)
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         lead.switch_page("views/audit_trail.py")  # not registered: no link, no URL reaches it
 
