@@ -116,3 +116,21 @@ def test_the_trail_reads_back_every_kind_of_line(tmp_path):
     assert list(frame["role"]) == ["finance", "", "", ""]
     assert frame["filters"][1] == '{"teams": ["nlp"]}' and frame["sql"][2] == "select 1"
     assert str(frame["at"].dt.tz) == "UTC"
+
+
+def test_the_trail_is_read_for_finance_only(tmp_path, monkeypatch):
+    """The data layer refuses it too, not only the navigation: here nobody is signed in."""
+    config = tmp_path / "access.yml"
+    config.write_text(
+        f"""
+sign_in: {{mode: oidc, issuer: {ISSUER}, client_id: ledger, client_secret_env: S,
+          redirect_uri: 'https://ledger.example.com/oauth2callback'}}
+grants:
+  - {{role: finance, groups: [finance]}}
+"""
+    )
+    monkeypatch.setenv("GPU_LEDGER_ACCESS", str(config))
+    home = Home(tmp_path)
+    audit.record(home, "cfo@example.com", "SQL", sql="select 1")
+    with pytest.raises(ValueError, match="for finance only"):
+        audit.trail(home)
