@@ -5,7 +5,8 @@
     Bedrock's token line items in the CUR (product AmazonBedrock, usage types *-input-tokens,
     *-output-tokens, *-cache-read-input-token-count, *-cache-write-input-token-count) and Vertex AI's
     token SKUs in the GCP billing export (service Vertex AI or Gemini API, a SKU naming Input or
-    Output). A report bucket exported twice counts once: the latest load of each bucket start.
+    Output). A report bucket exported twice counts once: the latest load of each bucket start (its
+    loaded_at in stg_ingest__loads; a later export of a day replaces that day).
     Each cost is put on a token direction, so that the tenants' tokens can price it:
     - input: OpenAI line items ending in input (cached input too), Anthropic token types ending in
       input_tokens (uncached, cache reads and writes), Bedrock's input and cache usage types, Vertex
@@ -44,32 +45,48 @@ gcp_charges as (
     select * from {{ ref('stg_gcp_billing__charges') }}
 ),
 
+loads as (
+    select * from {{ ref('stg_ingest__loads') }}
+),
+
 openai_cost_rows as (
     select
-        *,
-        max(load_id) over (partition by bucket_start_at) as latest_load_id
+        openai_costs.*,
+        dense_rank() over (
+            partition by openai_costs.bucket_start_at order by loads.loaded_at desc, openai_costs.load_id desc
+        ) as load_recency
     from openai_costs
+    left join loads on openai_costs.load_id = loads.load_id
 ),
 
 openai_usage_rows as (
     select
-        *,
-        max(load_id) over (partition by bucket_start_at) as latest_load_id
+        openai_usage.*,
+        dense_rank() over (
+            partition by openai_usage.bucket_start_at order by loads.loaded_at desc, openai_usage.load_id desc
+        ) as load_recency
     from openai_usage
+    left join loads on openai_usage.load_id = loads.load_id
 ),
 
 anthropic_cost_rows as (
     select
-        *,
-        max(load_id) over (partition by bucket_start_at) as latest_load_id
+        anthropic_costs.*,
+        dense_rank() over (
+            partition by anthropic_costs.bucket_start_at order by loads.loaded_at desc, anthropic_costs.load_id desc
+        ) as load_recency
     from anthropic_costs
+    left join loads on anthropic_costs.load_id = loads.load_id
 ),
 
 anthropic_usage_rows as (
     select
-        *,
-        max(load_id) over (partition by bucket_start_at) as latest_load_id
+        anthropic_usage.*,
+        dense_rank() over (
+            partition by anthropic_usage.bucket_start_at order by loads.loaded_at desc, anthropic_usage.load_id desc
+        ) as load_recency
     from anthropic_usage
+    left join loads on anthropic_usage.load_id = loads.load_id
 ),
 
 cost_lines as (
@@ -85,7 +102,7 @@ cost_lines as (
         cast(null as bigint) as tokens,
         cost
     from openai_cost_rows
-    where load_id = latest_load_id
+    where load_recency = 1
     union all
     select
         {{ utc_date('bucket_start_at') }} as day,
@@ -99,7 +116,7 @@ cost_lines as (
         cast(null as bigint) as tokens,
         cost
     from anthropic_cost_rows
-    where load_id = latest_load_id
+    where load_recency = 1
     union all
     select
         {{ utc_date('usage_start_at') }} as day,
@@ -147,7 +164,7 @@ usage_lines as (
         output_tokens,
         requests
     from openai_usage_rows
-    where load_id = latest_load_id
+    where load_recency = 1
     union all
     select
         {{ utc_date('bucket_start_at') }} as day,
@@ -160,7 +177,7 @@ usage_lines as (
         output_tokens,
         cast(null as bigint) as requests
     from anthropic_usage_rows
-    where load_id = latest_load_id
+    where load_recency = 1
 ),
 
 cost_days as (
