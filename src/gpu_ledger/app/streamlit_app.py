@@ -35,6 +35,7 @@ PAGES_BY_GROUP = {  # (view module, title, icon); the first is the default page
     "Plan": [
         ("purchasing", "Purchasing", ":material/shopping_cart:"),
         ("business", "Business outcomes", ":material/trending_up:"),
+        ("ai_spend", "AI spend", ":material/smart_toy:"),
         ("capacity", "Capacity", ":material/stacked_bar_chart:"),
     ],
     "Data": [
