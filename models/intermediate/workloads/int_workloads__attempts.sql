@@ -6,8 +6,9 @@
     environment hint), where they ran (hosts, a pod's node: int_workloads__pod_nodes) and on what: the
     capacity type (a pod's node's; Slurm owned; a generic row's own) and the GPU model (a pod's node's
     instance type in the catalogue, else its GPU product, else what DCGM reports on its host; Slurm:
-    DCGM on its first host, else its typed gres) and which MIG slice (a pod's MIG resource, a Slurm
-    job's typed GRES). sharing_mode says how the attempt shared its GPUs: `mig` (it held a MIG slice),
+    DCGM on its first host, else its typed gres) and which MIG slice (a pod's MIG resource, its DRA
+    claim's device, by profile or by the profile ID of a static device's name with the GPU's model in
+    seeds/mig_profile_ids.csv; a Slurm job's typed GRES). sharing_mode says how the attempt shared its GPUs: `mig` (it held a MIG slice),
     `hami` (a pod that asked HAMi for part of a GPU: nvidia.com/gpucores, gpumem-percentage or gpumem,
     kept as the declared_* columns), `time_slicing` or `mps` (a pod whose DRA claim shares its devices
     so: int_workloads__pod_claims, which also gives the GPU count and MIG profile of a pod that asks
@@ -51,6 +52,10 @@ dcgm_models as (
 
 instance_catalogue as (
     select * from {{ ref('gpu_instance_catalogue') }}
+),
+
+mig_profile_ids as (
+    select * from {{ ref('mig_profile_ids') }}
 ),
 
 host_gpu_models as (
@@ -103,9 +108,9 @@ pod_jobs as (
             product_models.gpu_model,
             host_gpu_models.gpu_model
         ) as gpu_model,
-        coalesce(pods.mig_profile, pod_claims.mig_profile) as mig_profile,
+        coalesce(pods.mig_profile, pod_claims.mig_profile, mig_profile_ids.profile) as mig_profile,
         case
-            when coalesce(pods.mig_profile, pod_claims.mig_profile) is not null then 'mig'
+            when coalesce(pods.mig_profile, pod_claims.mig_profile, mig_profile_ids.profile) is not null then 'mig'
             when
                 coalesce(pods.hami_gpu_cores_pct, pods.hami_gpu_memory_pct, pods.hami_gpu_memory_mib) is not null
                 then 'hami'
@@ -153,6 +158,14 @@ pod_jobs as (
         on pod_nodes.gpu_product = replace(product_models.dcgm_model_name, ' ', '-')
     left join host_gpu_models
         on pods.node_name = host_gpu_models.hostname
+    left join mig_profile_ids
+        on
+            pod_claims.mig_profile_id = mig_profile_ids.profile_id
+            and coalesce(
+                instance_catalogue.gpu_model,
+                product_models.gpu_model,
+                host_gpu_models.gpu_model
+            ) = mig_profile_ids.gpu_model
 ),
 
 slurm_jobs as (

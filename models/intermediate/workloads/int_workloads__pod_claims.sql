@@ -5,7 +5,9 @@
     may serve pods one after another). A claim the scheduler made for a pod's extended resource
     (`nvidia.com/mig-1g.12gb` backed by DRA) is left out: the pod's own request already says it.
     - claimed_gpus: whole GPUs; claimed_mig_devices: MIG devices, and their one mig_profile;
-      claimed_mig_gpus: the GPUs those MIG devices are on. mig_compute_pct: the compute slices of its
+      claimed_mig_gpus: the GPUs those MIG devices are on; mig_profile_id: their one GPU instance profile
+      ID, as a static MIG device's name gives it (`gpu-1-mig-19-4-1`), which int_workloads__attempts
+      reads as a profile with the GPU's model where nothing names it. mig_compute_pct: the compute slices of its
       MIG devices over those of their GPUs (g/7 each), where every device's profile is known: the part
       of each GPU a pod holding several slices (4g + 2g of one A100) declared, as one profile's g/7 is.
     - sharing_mode: mig (a MIG device), mps or time_slicing (the sharing strategy NVIDIA's driver
@@ -63,6 +65,7 @@ pod_devices as (
         latest_devices.device_pool || '/' || cast(latest_devices.gpu_index as {{ dbt.type_string() }}) as gpu_key,
         latest_devices.is_mig,
         latest_devices.mig_profile,
+        latest_devices.mig_profile_id,
         latest_devices.sharing_strategy,
         latest_devices.mps_active_thread_pct,
         claim_sizes.pods_on_claim
@@ -87,6 +90,13 @@ final as (
             when min(case when is_mig then 1 else 0 end) = 1 and count(distinct mig_profile) = 1
                 then min(mig_profile)
         end as mig_profile,
+        case
+            when
+                min(case when is_mig then 1 else 0 end) = 1
+                and count(mig_profile_id) = count(*)
+                and count(distinct mig_profile_id) = 1
+                then min(mig_profile_id)
+        end as mig_profile_id,
         case
             when max(case when is_mig then 1 else 0 end) = 1 then 'mig'
             when max(case when sharing_strategy = 'MPS' then 1 else 0 end) = 1 then 'mps'
