@@ -406,3 +406,48 @@ def test_a_selector_on_another_attribute_names_no_profile(tmp_path: Path, store:
         "select name, is_mig, mig_profile, mig_profile_id from raw.k8s_resource_claims order by name"
     ).fetchall()
     assert got == [("a", True, None, 14), ("b", True, "2g.20gb", 14)]
+
+
+def dra_pod(name: str, claims: list[dict], made: list[dict] | None) -> dict:
+    """A finished pod as `kubectl get pods -o json` prints it, its containers using its DRA claims (the
+    shape of NVIDIA's demo pods: `resources.claims` naming `spec.resourceClaims` entries)."""
+    status = {"phase": "Succeeded", "startTime": "2026-10-01T07:00:00Z", "qosClass": "BestEffort"}
+    if made is not None:
+        status["resourceClaimStatuses"] = made
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"creationTimestamp": "2026-10-01T06:59:00Z", "name": name, "namespace": "gpu-test",
+                     "uid": f"uid-{name}"},
+        "spec": {
+            "containers": [{"name": "ctr0", "image": "ubuntu:22.04",
+                            "resources": {"claims": [{"name": c["name"]} for c in claims]}}],
+            "nodeName": "node-a",
+            "resourceClaims": claims,
+        },
+        "status": status,
+    }  # fmt: skip
+
+
+def test_pods_name_their_claims_and_the_templates_they_are_made_from(tmp_path: Path, store: RawStore) -> None:
+    """A pod made its claim from a template (the claim's name is in status.resourceClaimStatuses, as the
+    claim controller writes it: `<pod>-<entry>-<suffix>`), one naming a shared claim, one whose template
+    claim is not made yet, and a pod without DRA: its claims are kept on the pod's row even when the
+    claim itself is gone by the next claims snapshot."""
+    doc = claim_list(
+        dra_pod("pod0", [{"name": "gpu", "resourceClaimTemplateName": "mig-1g"}],
+                [{"name": "gpu", "resourceClaimName": "pod0-gpu-7x2kq"}]),
+        dra_pod("pod1", [{"name": "shared", "resourceClaimName": "shared-gpu"}], None),
+        dra_pod("pod2", [{"name": "gpu", "resourceClaimTemplateName": "mig-1g"}], None),
+        dra_pod("pod3", [], None),
+    )  # fmt: skip
+    assert one(store, write(tmp_path, "pods-20261001T120000Z.json", doc)).format == "k8s_pods"
+    got = store.con.sql(
+        "select name, claim_templates, claim_names from raw.k8s_pods order by name"
+    ).fetchall()
+    assert got == [
+        ("pod0", ["mig-1g"], ["pod0-gpu-7x2kq"]),
+        ("pod1", [None], ["shared-gpu"]),
+        ("pod2", ["mig-1g"], [None]),
+        ("pod3", [], []),
+    ]
