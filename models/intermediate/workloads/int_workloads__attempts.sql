@@ -16,7 +16,8 @@
     `nvidia.com/gpu.sharing-strategy` label), `shard` or `mps` (a Slurm
     job holding gres/shard or gres/mps: int_workloads__slurm_attempts, its part of the GPU kept as
     declared_compute_pct), `vgpu` (its host's GPU is an NVIDIA vGPU guest:
-    int_inventory__dcgm_models), else `exclusive`.
+    int_inventory__dcgm_models), `dra` (a pod whose DRA claims nothing seen says the devices of: it ran
+    between two claims snapshots; a GPU of its node per claim, its share unknown), else `exclusive`.
 #}
 with slurm as (
     select * from {{ ref('int_workloads__slurm_attempts') }}
@@ -114,7 +115,7 @@ pod_jobs as (
             when
                 coalesce(pods.hami_gpu_cores_pct, pods.hami_gpu_memory_pct, pods.hami_gpu_memory_mib) is not null
                 then 'hami'
-            when pod_claims.sharing_mode in ('mig', 'mps', 'time_slicing') then pod_claims.sharing_mode
+            when pod_claims.sharing_mode in ('mig', 'mps', 'time_slicing', 'dra') then pod_claims.sharing_mode
             when pod_nodes.gpu_sharing_strategy = 'time-slicing' then 'time_slicing'
             when pod_nodes.gpu_sharing_strategy = 'mps' then 'mps'
             when host_gpu_models.is_vgpu then 'vgpu'
