@@ -70,7 +70,7 @@ claim_sizes as (
     group by 1, 2
 ),
 
--- the claims each pod names, as its latest snapshot gives them
+-- the claims each pod that started names, as its latest snapshot since it started gives them
 pod_claim_lists as (
     select *
     from (
@@ -84,13 +84,15 @@ pod_claim_lists as (
                 partition by cluster, pod_uid order by snapshot_at desc, load_id desc
             ) as snapshot_rank
         from pods
-        where {{ item_count('claim_names') }} > 0
+        where
+            {{ item_count('claim_names') }} > 0
+            and started_at is not null
     ) as ranked
     where snapshot_rank = 1
 ),
 
 -- the template each seen claim was made from: its pod's one template
-claim_templates as (
+templates_of_claims as (
     select distinct
         claim_pods.cluster,
         claim_pods.claim_uid,
@@ -109,15 +111,15 @@ claim_templates as (
 -- a template whose claims all hold one kind of device, and its latest claim
 template_claims as (
     select
-        claim_templates.cluster,
-        claim_templates.pod_namespace,
-        claim_templates.template_name,
-        max(claim_templates.claim_uid) as claim_uid
-    from claim_templates
+        templates_of_claims.cluster,
+        templates_of_claims.pod_namespace,
+        templates_of_claims.template_name,
+        max(templates_of_claims.claim_uid) as claim_uid
+    from templates_of_claims
     inner join latest_devices
         on
-            claim_templates.cluster = latest_devices.cluster
-            and claim_templates.claim_uid = latest_devices.claim_uid
+            templates_of_claims.cluster = latest_devices.cluster
+            and templates_of_claims.claim_uid = latest_devices.claim_uid
     group by 1, 2, 3
     having count(distinct coalesce(
         latest_devices.mig_profile,
