@@ -25,7 +25,7 @@ over app containers and maxed with init containers, as the scheduler counts them
 `gpumem-percentage`) are per GPU each container holds, so they are not summed: `gpu_resources` keeps
 their mean over the pod's GPUs (each container's value weighted by its `nvidia.com/gpu`).
 `disruption` is true when the pod has a `DisruptionTarget` condition with status True (node shutdown,
-spot reclaim, preemption, eviction).
+spot reclaim, preemption, eviction). `claim_templates` and `claim_names`: its DRA claims (pod_claims.py).
 
 `raw.k8s_nodes` (one row per node per snapshot): `spec.providerID` gives the cloud and instance:
 `aws:///<az>/i-...` -> instance_id `i-...`; `azure:///subscriptions/.../virtualMachines/<vm>` ->
@@ -49,6 +49,7 @@ from pathlib import Path
 import polars as pl
 
 from gpu_ledger.ingest.base import Format, LoadContext
+from gpu_ledger.ingest.formats.schedulers import pod_claims
 from gpu_ledger.ingest.sniff import Sniff, open_text
 
 POD_KINDS = ("Pod", "PodList")
@@ -92,6 +93,7 @@ POD_SCHEMA: dict[str, pl.DataType] = {
     "mig_count": pl.Int64,
     "gpu_resources": pl.List(pl.Struct({"key": pl.String, "value": pl.Int64})),
     "containers": pl.List(pl.String),
+    **pod_claims.COLUMNS,
     "qos_class": pl.String,
     "_source_file": pl.String,
     "_source_row": pl.Int64,
@@ -351,6 +353,7 @@ def _pod_row(ctx: LoadContext, pod: dict, row: int) -> dict:
         "mig_count": sum(n for p, n in mig if p == mig[0][0]) if mig else 0,
         "gpu_resources": [{"key": k, "value": v} for k, v in sorted(requests.items())],
         "containers": [c.get("name") for c in spec.get("containers") or []],
+        **pod_claims.claim_columns(spec, status),
         "qos_class": status.get("qosClass"),
         "_source_row": row,
     }
