@@ -187,13 +187,20 @@ def test_a_legacy_cur_fleet_reconciles_as_its_cur2_export(legacy_warehouse: Path
         "select charge_date, parent_resource_id, consumer, reason, provider_cost, our_cost "
         "from marts.fct_provider_split_reconciliation order by all"
     )
+    bill = (
+        "select count(*), sum(EffectiveCost) from intermediate.int_billing__focus_lines "
+        "where x_Source in ('aws_cur', 'aws_cur_legacy')"
+    )
     with duckdb.connect(str(warehouse), read_only=True) as con:
         cur2 = con.execute(sql).fetchall()
+        cur2_bill = con.execute(bill).fetchone()
     with duckdb.connect(str(legacy_warehouse), read_only=True) as con:
         legacy = con.execute(sql).fetchall()
+        legacy_bill = con.execute(bill).fetchone()
         raw_splits = con.execute(
             "select count(*) from intermediate.int_billing__provider_splits where split_source = 'aws_cur'"
         ).fetchone()[0]
     assert raw_splits > 100
     assert len(cur2) > 50
     assert legacy == cur2
+    assert legacy_bill == cur2_bill  # the pod lines are in neither bill
