@@ -1,7 +1,8 @@
 -- grain: one row per provider split line (split_source, load_id, source_row)
 {#-
     What the providers already split, in one shape: AWS split cost allocation data for EKS (each pod's
-    part of its EC2 instance per hour and resource, CUR 2.0 `split_line_item_*`) and FOCUS 1.3+
+    part of its EC2 instance per hour and resource, CUR 2.0 `split_line_item_*` or the legacy CUR's
+    `splitLineItem/*`: both are the `aws_cur` source, one bill) and FOCUS 1.3+
     allocated charges (rows with an AllocatedResourceId: a charge split by its data generator). Each
     line names its parent resource (the instance) and its consumer; an EKS pod ARN
     (`arn:aws:eks:<region>:<account>:pod/<cluster>/<namespace>/<pod>/<uid>`) becomes the job key the
@@ -12,6 +13,8 @@ with
 
 cur_split_lines as (
     select * from {{ ref('stg_aws_cur__split_line_items') }}
+    union all
+    select * from {{ ref('stg_aws_cur__legacy_split_line_items') }}
 ),
 
 focus_charges as (
