@@ -203,6 +203,27 @@ def test_the_1_3_export_follows_the_rules_of_the_columns_1_3_added(warehouse: Pa
     assert len(commitments) == 3, commitments
 
 
+def test_serving_pods_charges_carry_their_models_tokens(warehouse: Path):
+    """x_ModelId / x_InputTokens / x_OutputTokens (FOCUS 1.5 draft names): each serving pod's day of tokens is
+    spread over its allocated charges that day, so per model they add up to the inference servers' counters
+    (fct_model_inference_daily; every simulated serving pod runs on billed GPUs)."""
+    exported = _read(
+        warehouse,
+        "select x_ModelId, sum(x_InputTokens), sum(x_OutputTokens) from marts.fct_billing_focus_allocated"
+        " where x_InputTokens is not null group by 1 order by 1",
+    )
+    counted = _read(
+        warehouse,
+        "select model, sum(input_tokens), sum(output_tokens) from marts.fct_model_inference_daily"
+        " group by 1 order by 1",
+    )
+    assert [model for model, *_ in exported] == [model for model, *_ in counted] and len(counted) >= 2
+    for (model, input_tokens, output_tokens), (_, input_counted, output_counted) in zip(
+        exported, counted, strict=True
+    ):
+        assert abs(input_tokens - input_counted) < 1 and abs(output_tokens - output_counted) < 1, model
+
+
 def test_the_1_3_export_as_parquet_keeps_the_types(warehouse: Path, tmp_path: Path, export_1_3: Path):
     parquet = tmp_path / "focus.parquet"
     rows = export_focus(warehouse, parquet, "1.3")
@@ -220,7 +241,7 @@ def test_the_1_3_export_as_parquet_keeps_the_types(warehouse: Path, tmp_path: Pa
             f"from read_csv('{export_1_3}', all_varchar=true, "
             "header=true) ",
         ).fetchall()[0]
-    assert list(described) == [*COLUMNS_1_3, *EXTENSIONS]
+    assert list(described) == [*COLUMNS_1_3, *EXTENSIONS, *AI_EXTENSIONS]
     assert described["EffectiveCost"] == "DECIMAL(38,10)"
     assert described["ChargePeriodStart"] == "TIMESTAMP WITH TIME ZONE"
     assert described["AllocatedResourceId"] == "VARCHAR"

@@ -61,15 +61,14 @@ pod_days as (
     select * from {{ ref('int_inference__pod_days') }}
 ),
 
--- what each serving pod (its job attempt) served each UTC day, and the GPU-hours it held that day
+-- what each serving pod (its job attempt) served each UTC day
 job_day_tokens as (
     select
         job_key,
         day,
         case when min(model_name) = max(model_name) then min(model_name) end as model_id,
         sum(input_tokens) as input_tokens,
-        sum(output_tokens) as output_tokens,
-        max(held_gpu_hours) as held_gpu_hours
+        sum(output_tokens) as output_tokens
     from pod_days
     where job_key is not null
     group by job_key, day
@@ -317,9 +316,14 @@ split_rows as (
         split_parts.{{ name }},
         {%- endif %}
     {%- endfor %}
+        -- a pod's day of tokens spread over the charges that allocate it GPU time that day, by GPU-hours held
         job_day_tokens.model_id as x_ModelId,
-        job_day_tokens.input_tokens * split_parts.held_gpu_hours / job_day_tokens.held_gpu_hours as x_InputTokens,
-        job_day_tokens.output_tokens * split_parts.held_gpu_hours / job_day_tokens.held_gpu_hours as x_OutputTokens,
+        job_day_tokens.input_tokens * split_parts.held_gpu_hours / nullif(
+            sum(split_parts.held_gpu_hours) over (partition by split_parts.job_key, job_day_tokens.day), 0
+        ) as x_InputTokens,
+        job_day_tokens.output_tokens * split_parts.held_gpu_hours / nullif(
+            sum(split_parts.held_gpu_hours) over (partition by split_parts.job_key, job_day_tokens.day), 0
+        ) as x_OutputTokens,
         split_parts.charge_key
     from split_parts
     left join jobs
@@ -328,7 +332,6 @@ split_rows as (
         on
             split_parts.job_key = job_day_tokens.job_key
             and {{ utc_date('split_parts.ChargePeriodStart') }} = job_day_tokens.day
-            and job_day_tokens.held_gpu_hours > 0
 ),
 
 whole_rows as (
