@@ -5,7 +5,8 @@ reservation with one VM too many), to the cent; the running draw-down is the day
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import csv
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -13,15 +14,16 @@ import polars as pl
 import pytest
 
 from gpu_ledger.simulator.generate import build_fleet
-from gpu_ledger.simulator.model import SimulationConfig
+from gpu_ledger.simulator.model import Fleet, SimulationConfig
+from tests.warehouse.homes import built_warehouse
 
 CENT = 0.005
 COSTS = ("committed_cost", "used_cost", "unused_cost")
 
 
 @pytest.fixture(scope="module")
-def truth(tmp_path_factory) -> pl.DataFrame:
-    """The simulator's commitment hours of the `sim` fixture's fleet (same config), summed per UTC day."""
+def fleet(tmp_path_factory) -> Fleet:
+    """The simulator's model of the `sim` fixture's fleet (same config), without its files."""
     config = SimulationConfig(
         out=tmp_path_factory.mktemp("fleet"),
         gpus=80,
@@ -30,7 +32,12 @@ def truth(tmp_path_factory) -> pl.DataFrame:
         seed=11,
         start=datetime(2026, 10, 1, tzinfo=UTC),
     )
-    fleet = build_fleet(config)[0]
+    return build_fleet(config)[0]
+
+
+@pytest.fixture(scope="module")
+def truth(fleet: Fleet) -> pl.DataFrame:
+    """The simulator's commitment hours, summed per commitment and UTC day."""
     return (
         fleet.commitment_hours.with_columns(
             pl.col("commitment_id").str.to_lowercase(), pl.col("hour_start").dt.date().alias("day")
@@ -40,6 +47,38 @@ def truth(tmp_path_factory) -> pl.DataFrame:
     )
 
 
+def _iso(instant: datetime) -> str:
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.fixture(scope="module")
+def contract_warehouse(sim: Path, fleet: Fleet, tmp_path_factory) -> Path:
+    """The simulated bills landed with a FOCUS 1.3 Contract Commitment dataset stating each commitment's
+    contract (contract-<n>) and its term's cost (the hourly commitment x the term's hours), then built."""
+    folder = tmp_path_factory.mktemp("contracts")
+    path = folder / "contract_commitments.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            [
+                "BillingCurrency", "ContractCommitmentCategory", "ContractCommitmentCost",
+                "ContractCommitmentDescription", "ContractCommitmentId", "ContractCommitmentPeriodEnd",
+                "ContractCommitmentPeriodStart", "ContractCommitmentQuantity", "ContractCommitmentType",
+                "ContractCommitmentUnit", "ContractId", "ContractPeriodEnd", "ContractPeriodStart",
+            ]
+        )  # fmt: skip
+        for n, c in enumerate(fleet.commitments.iter_rows(named=True), start=1):
+            hours = (c["ends_at"] - c["starts_at"]).total_seconds() / 3600
+            writer.writerow(
+                [
+                    "USD", "Spend" if c["quantity"] is None else "Usage", c["hourly_commitment"] * hours,
+                    c["name"], c["commitment_id"], _iso(c["ends_at"]), _iso(c["starts_at"]), "",
+                    c["commitment_type"], "", f"contract-{n}", _iso(c["ends_at"]), _iso(c["starts_at"]),
+                ]
+            )  # fmt: skip
+    return built_warehouse(folder / "home", sim / "billing", path)
+
+
 def _mart(warehouse: Path) -> pl.DataFrame:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         return con.sql(
@@ -47,7 +86,8 @@ def _mart(warehouse: Path) -> pl.DataFrame:
             select lower(commitment_id) as commitment_id, day, committed_source,
                 committed_cost::double as mart_committed_cost, used_cost::double as mart_used_cost,
                 unused_cost::double as mart_unused_cost,
-                cumulative_used_cost::double as cumulative_used_cost, remaining_cost
+                cumulative_used_cost::double as cumulative_used_cost,
+                remaining_cost::double as remaining_cost, contract_id
             from marts.fct_commitment_drawdown
             """
         ).pl()
@@ -84,3 +124,37 @@ def test_drawdown_stories(warehouse: Path, truth: pl.DataFrame) -> None:
     assert low_high["reserved_instance"] == pytest.approx((100, 100))
     assert low_high["reservation"] == pytest.approx((80, 80))
     assert 0 < low_high["savings_plan"][0] <= low_high["savings_plan"][1] < 100
+
+
+def test_drawdown_against_the_contract_commitment_dataset(
+    contract_warehouse: Path, fleet: Fleet, truth: pl.DataFrame
+) -> None:
+    """With the dataset, each day commits its share of the term's cost, which the bill's used and unused
+    cost equal to the cent (the build's balance test passed too), and what is left is the rest of the
+    term; ContractApplied names the contract on the usage each commitment covered."""
+    terms = {
+        c["commitment_id"].lower(): (c["hourly_commitment"], c["ends_at"])
+        for c in fleet.commitments.iter_rows(named=True)
+    }
+    joined = truth.join(_mart(contract_warehouse), on=["commitment_id", "day"], how="full", coalesce=True)
+    assert joined.height == 3 * 8, joined
+    for row in joined.iter_rows(named=True):
+        hourly, ends_at = terms[row["commitment_id"]]
+        assert row["committed_source"] == "contract_commitment" and row["contract_id"].startswith("contract-")
+        for cost in COSTS:
+            assert row[f"mart_{cost}"] == pytest.approx(row[cost], abs=CENT), (cost, row)
+        day_end = datetime.combine(row["day"], datetime.min.time(), UTC) + timedelta(days=1)
+        left = hourly * (ends_at - day_end).total_seconds() / 3600
+        assert row["remaining_cost"] == pytest.approx(left, abs=CENT), row
+    with duckdb.connect(str(contract_warehouse), read_only=True) as con:
+        applied = con.sql(
+            """
+            select lower(CommitmentDiscountId), count(*),
+                count(*) filter (
+                    where json_extract_string(ContractApplied, '$.Elements[0].ContractID') like 'contract-%'
+                )
+            from marts.fct_billing_focus_allocated
+            where ChargeCategory = 'Usage' and CommitmentDiscountStatus = 'Used' group by 1
+            """
+        ).fetchall()
+    assert len(applied) == 3 and all(rows == named > 0 for _, rows, named in applied), applied
