@@ -1,9 +1,11 @@
 """Data health: what was loaded per source and what was rejected, how far each source's data reaches,
 what validation found, which billed accelerators nobody identifies, which GPUs several jobs held at
-once without saying how they shared them, and whether every billed GPU dollar reconciles.
+once without saying how they shared them, whether every billed GPU dollar reconciles, and how the
+providers' own split of shared instances compares with ours (gpu_ledger.app.provider_split).
 
 Everything comes from the published warehouse (marts fct_data_loads, fct_data_freshness,
-fct_validation_results, fct_unknown_accelerators, fct_gpu_hour_allocations, fct_cost_reconciliation):
+fct_validation_results, fct_unknown_accelerators, fct_gpu_hour_allocations, fct_cost_reconciliation,
+fct_provider_split_reconciliation):
 the app never opens the landed store.
 """
 
@@ -15,7 +17,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from gpu_ledger.app import data, figures, filters
+from gpu_ledger.app import data, figures, filters, provider_split
 from gpu_ledger.read.status import WITHOUT
 
 GROUPS = list(WITHOUT)  # billing, telemetry, scheduler, events, business
@@ -456,3 +458,5 @@ if filters.require_warehouse():
         _gpu_identity()
     _undeclared_sharing()
     _reconciliation()
+    if filters.require_mart("fct_provider_split_reconciliation", "Provider splits"):
+        provider_split.section()
