@@ -13,6 +13,10 @@ import duckdb
 import polars as pl
 import pytest
 
+from gpu_ledger.build.duckdb_engine import build
+from gpu_ledger.home import Home
+from gpu_ledger.ingest.runner import ingest
+from gpu_ledger.ingest.store import RawStore
 from gpu_ledger.simulator.generate import build_fleet
 from gpu_ledger.simulator.model import Fleet, SimulationConfig
 from tests.warehouse.homes import built_warehouse
@@ -51,12 +55,9 @@ def _iso(instant: datetime) -> str:
     return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@pytest.fixture(scope="module")
-def contract_warehouse(sim: Path, fleet: Fleet, tmp_path_factory) -> Path:
-    """The simulated bills landed with a FOCUS 1.3 Contract Commitment dataset stating each commitment's
-    contract (contract-<n>) and its term's cost (the hourly commitment x the term's hours), then built."""
-    folder = tmp_path_factory.mktemp("contracts")
-    path = folder / "contract_commitments.csv"
+def _contracts(path: Path, fleet: Fleet, scale: float = 1.0) -> Path:
+    """A FOCUS 1.3 Contract Commitment dataset stating each simulated commitment's contract (contract-<n>)
+    and its term's cost: the hourly commitment x the term's hours, x `scale`."""
     with path.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(
@@ -68,15 +69,22 @@ def contract_warehouse(sim: Path, fleet: Fleet, tmp_path_factory) -> Path:
             ]
         )  # fmt: skip
         for n, c in enumerate(fleet.commitments.iter_rows(named=True), start=1):
-            hours = (c["ends_at"] - c["starts_at"]).total_seconds() / 3600
+            cost = c["hourly_commitment"] * (c["ends_at"] - c["starts_at"]).total_seconds() / 3600 * scale
             writer.writerow(
                 [
-                    "USD", "Spend" if c["quantity"] is None else "Usage", c["hourly_commitment"] * hours,
+                    "USD", "Spend" if c["quantity"] is None else "Usage", cost,
                     c["name"], c["commitment_id"], _iso(c["ends_at"]), _iso(c["starts_at"]), "",
                     c["commitment_type"], "", f"contract-{n}", _iso(c["ends_at"]), _iso(c["starts_at"]),
                 ]
             )  # fmt: skip
-    return built_warehouse(folder / "home", sim / "billing", path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def contract_warehouse(sim: Path, fleet: Fleet, tmp_path_factory) -> Path:
+    """The simulated bills landed with the Contract Commitment dataset of their commitments, then built."""
+    folder = tmp_path_factory.mktemp("contracts")
+    return built_warehouse(folder / "home", sim / "billing", _contracts(folder / "contracts.csv", fleet))
 
 
 def _mart(warehouse: Path) -> pl.DataFrame:
@@ -158,3 +166,17 @@ def test_drawdown_against_the_contract_commitment_dataset(
             """
         ).fetchall()
     assert len(applied) == 3 and all(rows == named > 0 for _, rows, named in applied), applied
+
+
+def test_a_contract_the_bills_do_not_account_for_fails_the_build(
+    sim: Path, fleet: Fleet, tmp_path: Path
+) -> None:
+    """A Contract Commitment dataset that states 1 % more than the bills charge the commitments breaks
+    used + unused = committed (tests/dbt/assert_commitment_drawdown_balances.sql): nothing is published."""
+    home = Home(tmp_path / "home")
+    with RawStore(home.raw_db) as store:
+        ingest([sim / "billing", _contracts(tmp_path / "contracts.csv", fleet, 1.01)], store, progress=False)
+    result = build(home)
+    assert not result.success and "assert_commitment_drawdown_balances" in result.output, result.output[
+        -3000:
+    ]
