@@ -168,15 +168,16 @@ def test_drawdown_against_the_contract_commitment_dataset(
     assert len(applied) == 3 and all(rows == named > 0 for _, rows, named in applied), applied
 
 
-def test_a_contract_the_bills_do_not_account_for_fails_the_build(
+def test_a_contract_the_bills_do_not_account_for_is_a_warning_of_the_build(
     sim: Path, fleet: Fleet, tmp_path: Path
 ) -> None:
     """A Contract Commitment dataset that states 1 % more than the bills charge the commitments breaks
-    used + unused = committed (tests/dbt/assert_commitment_drawdown_balances.sql): nothing is published."""
+    used + unused = committed (tests/dbt/assert_commitment_drawdown_balances.sql): the build says so, and
+    still publishes, since the two files are the provider's own and the marts report them as they are."""
     home = Home(tmp_path / "home")
     with RawStore(home.raw_db) as store:
         ingest([sim / "billing", _contracts(tmp_path / "contracts.csv", fleet, 1.01)], store, progress=False)
     result = build(home)
-    assert not result.success and "assert_commitment_drawdown_balances" in result.output, result.output[
-        -3000:
-    ]
+    assert result.success, result.output[-3000:]
+    warned = [line for line in result.output.splitlines() if "assert_commitment_drawdown_balances" in line]
+    assert any("WARN" in line for line in warned), result.output[-3000:]
