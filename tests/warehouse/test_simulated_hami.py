@@ -42,9 +42,11 @@ def test_the_hami_gpu_is_the_nodes_own_and_costs_what_the_truth_says(
 ):
     instance, index = hami_gpu.rsplit(":", 1)
     assert index == "0"
-    truth = pl.read_csv(sim / "ground_truth" / "gpu_hours.csv", try_parse_dates=True).filter(
-        pl.col("instance_id") == instance
-    )
+    truth = pl.read_csv(
+        sim / "ground_truth" / "gpu_hours.csv",
+        try_parse_dates=True,
+        schema_overrides={"account_id": pl.String},
+    ).filter(pl.col("instance_id") == instance)
     ours = dict(
         query(
             warehouse,

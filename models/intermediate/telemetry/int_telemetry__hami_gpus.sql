@@ -3,9 +3,9 @@
     Which GPU of the warehouse each GPU HAMi names is. HAMi's vGPU monitor names a GPU by its UUID only,
     and a node without DCGM never tells the warehouse its GPUs' UUIDs; but HAMi's device plugin registers
     every GPU it shares in the node's annotation `hami.io/node-nvidia-register` (stg_kubernetes__nodes.
-    hami_gpu_indexes: UUID -> index on the node). A UUID is the GPU of that node and index
-    (int_inventory__gpus: the monitored GPU there, else the node's `<instance or host>:<index>` slot), as
-    the node's latest snapshot registered it. Read by int_telemetry__pod_gpu_use.
+    hami_gpu_indexes: UUID -> index on the node). A UUID DCGM reports is that GPU; any other is the GPU of
+    the node and index the node's latest snapshot registered it at (int_inventory__gpus: the node's
+    `<instance or host>:<index>` slot). Read by int_telemetry__pod_gpu_use.
 #}
 
 with
@@ -46,7 +46,7 @@ final as (
     select
         -- ids
         registrations.gpu_uuid,
-        gpus.gpu_id,
+        coalesce(monitored.gpu_id, gpus.gpu_id) as gpu_id,
         registrations.cluster,
         registrations.node_name,
         -- numerics
@@ -59,6 +59,8 @@ final as (
             registrations.node_name = gpus.kubernetes_node_name
             and registrations.cluster = gpus.cluster
             and registrations.gpu_index = gpus.gpu_index
+    left join gpus as monitored
+        on registrations.gpu_uuid = monitored.gpu_uuid
     where registrations.registration_rank = 1
 )
 
