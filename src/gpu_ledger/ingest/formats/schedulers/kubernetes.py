@@ -465,7 +465,8 @@ def _node_row(ctx: LoadContext, node: dict, row: int) -> dict:
         "mig_devices": [{"key": k, "value": v} for k, v in sorted(mig_devices.items())],
         "hami_gpu_indexes": gpu_indexes(meta.get("annotations")),
         "capacity_gpus": _count(ctx, gpu_cap, row, "status.capacity.nvidia.com/gpu") if gpu_cap else None,
-        "allocatable_gpus": gpu_alloc and _count(ctx, gpu_alloc, row, "status.allocatable.nvidia.com/gpu"),
+        "allocatable_gpus": (gpu_alloc or None)
+        and _count(ctx, gpu_alloc, row, "status.allocatable.nvidia.com/gpu"),
         "ready": None if ready is None else str(ready.get("status")) == "True",
         "unschedulable": bool(spec.get("unschedulable", False)),
         "labels": _labels(labels),
