@@ -3,8 +3,9 @@
     same CUR 2.0 column names (ingest renames the legacy headers), so both staging models share it; only
     where some product attributes live differs (CUR 2.0's `product` map, the legacy flat columns): the
     product name and the GPU attributes AWS prices instances with (`gpu`, the GPU count; `gpu_memory`).
+    `where`, when given, keeps only the source rows it holds for.
 -#}
-{% macro aws_cur_line_items(table_name, product_name, product_gpu, product_gpu_memory) -%}
+{% macro aws_cur_line_items(table_name, product_name, product_gpu, product_gpu_memory, where=none) -%}
 with source as (
     select * from {{ billing_source('aws_cur', table_name) }}
 ),
@@ -69,6 +70,9 @@ renamed as (
         _source_row as source_row,
         _load_id as load_id
     from source
+    {%- if where %}
+    where {{ where }}
+    {%- endif %}
 )
 
 select * from renamed

@@ -88,3 +88,9 @@ PublisherName (which 1.4 removes: ServiceProviderName and HostProviderName carry
 
 SUMMABLE = tuple(c["name"] for c in WAREHOUSE_COLUMNS if c.get("summable"))
 """The metrics a split-cost allocation divides: the split rows of a charge sum to it in each of these."""
+
+AI_EXTENSIONS = ("x_ModelId", "x_InputTokens", "x_OutputTokens")
+"""The extension columns the 1.3 and 1.4 exports (fct_billing_focus_allocated) write after the others: the
+model a serving pod's allocated charge served and its input and output tokens, named after the FOCUS 1.5
+working draft (SkuPriceDetails' ModelId; ConsumedQuantity in Tokens by TokenDirection Input / Output), so
+that moving to 1.5 is a rename."""

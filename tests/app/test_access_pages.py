@@ -93,7 +93,7 @@ def test_a_member_sees_their_teams_figures_and_only_their_own_jobs(people, wareh
 def test_a_member_gets_no_sql_page_and_no_fleet_pages(people, warehouse):
     at = signed_in("member@example.com", "staff")
     open_page(at, "jobs")  # a page of theirs
-    for page in ("sql", "owners", "data_health", "purchasing", "business", "capacity"):
+    for page in ("sql", "owners", "data_health", "purchasing", "business", "ai_spend", "capacity"):
         with pytest.raises(ValueError, match="Could not find a navigation page"):
             at.switch_page(f"views/{page}.py")  # not registered: no link, no URL reaches it
 

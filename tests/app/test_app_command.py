@@ -125,3 +125,28 @@ def test_the_refusal_from_a_real_process(tmp_path):
     result = gpu_ledger("app", "--home", str(tmp_path), "--address", "0.0.0.0", "--port", _free_port())
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "refusing to serve on 0.0.0.0 without sign-in" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ((), "refusing to serve on 0.0.0.0 without sign-in"),
+        (("--access", "{config}"), "sign_in.mode must be one of oidc, proxy"),
+        (("--access", "{config}", "--no-auth"), "--access and --no-auth contradict each other"),
+    ],
+)
+def test_the_demo_refuses_to_serve_unguarded_before_it_simulates(
+    tmp_path, capsys, monkeypatch, extra, message
+):
+    """`demo --address` beyond loopback is refused in one line before minutes of simulating and building."""
+    from gpu_ledger.cli import simulate
+
+    monkeypatch.setattr(simulate, "run", lambda *args: pytest.fail("the demo simulated before refusing"))
+    config = tmp_path / "access.yml"
+    config.write_text("sign_in: {mode: saml}\ngrants: []\n")
+    home = tmp_path / "home"
+    args = [arg.format(config=config) for arg in extra]
+    code = main(["demo", "--home", str(home), "--address", "0.0.0.0", "--port", _free_port(), *args])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], lines
+    assert not (home / "simulated").exists()

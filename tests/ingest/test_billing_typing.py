@@ -92,6 +92,37 @@ def test_cur2_parquet_with_empty_strings_lands_them_as_null(tmp_path: Path):
     assert got == [(97.1, CUR2["reservation_reservation_a_r_n"]), (None, None)]
 
 
+SPLIT = {
+    "line_item_resource_id": "arn:aws:eks:us-east-1:111122223333:pod/eks-ml/ns/pod-a/uid-1",
+    "line_item_usage_type": "EKS-EC2-GPU-Hours",
+    "line_item_unblended_cost": "0",
+    "split_line_item_parent_resource_id": "i-0abc",
+    "split_line_item_split_usage_ratio": "0.125",
+    "split_line_item_split_usage": "1.0",
+    "split_line_item_split_cost": "8.5",
+    "split_line_item_unused_cost": "1.25",
+}
+
+
+def test_cur2_split_cost_allocation_columns_land_as_numbers_beside_their_parent(tmp_path: Path):
+    """EKS split cost allocation data (CUR 2.0 `split_line_item_*`): every usage, ratio and cost a DOUBLE,
+    the parent instance text, and blank on the lines it does not apply to, CSV or Parquet alike."""
+    blank = {k: "" if k.startswith("split_") else CUR2.get(k, "") for k in SPLIT}
+    rows = [{**CUR2, **blank}, {**CUR2, **SPLIT}]
+    for name in ("cur.csv", "cur.parquet"):
+        folder = tmp_path / name.replace(".", "_")
+        folder.mkdir()
+        with RawStore(folder / "landed.duckdb") as store:
+            outcome = _land(store, _write(folder / name, rows))
+            assert outcome.status == "loaded", outcome.error
+            got = store.con.sql(
+                "select split_line_item_parent_resource_id, split_line_item_split_usage_ratio, "
+                "split_line_item_split_cost + split_line_item_unused_cost "
+                "from raw.aws_cur order by _source_row"
+            ).fetchall()
+        assert got == [(None, None, None), ("i-0abc", 0.125, 9.75)], name
+
+
 # a vertical tab is blank to Python's `\s` but not to DuckDB's (RE2): NULL_TEXT spells its blanks out
 @pytest.mark.parametrize("blank", ["", "   ", "NULL", "null", "\x0b", " \t\x0b\fnull "])
 def test_focus_parquet_and_csv_with_blanks_land_the_same(tmp_path: Path, blank: str):

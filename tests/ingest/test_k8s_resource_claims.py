@@ -371,27 +371,28 @@ def test_mig_devices_take_their_profile_from_the_name_or_the_requests_selector(s
     out = one(store, MIG_SAMPLE)
     assert (out.status, out.format, out.rows) == ("loaded", "k8s_resource_claims", 5)
     got = store.con.sql(
-        "select name, request, device_class, device, gpu_index, is_mig, mig_profile, reserved_for_names "
-        "from raw.k8s_resource_claims order by name, result_index"
+        "select name, request, device_class, device, gpu_index, is_mig, mig_profile, mig_profile_id, "
+        "reserved_for_names from raw.k8s_resource_claims order by name, result_index"
     ).fetchall()
-    mig = "mig.nvidia.com"
+    mig, pod1 = "mig.nvidia.com", "mig-claiming-pod-1-mig-devices-x7k2q"
     assert got == [
-        ("dyn-mig-pod-mig-devices-b5w9c", "mig", mig, "gpu-1-mig-1g10gb-me-20-0", 1, True, "1g.10gb+me",
+        ("dyn-mig-pod-mig-devices-b5w9c", "mig", mig, "gpu-1-mig-1g10gb-me-20-0", 1, True, "1g.10gb+me", 20,
          ["dyn-mig-pod"]),
-        ("inference-7d9f8-mig-devices-4nq8v", "mig", mig, "gpu-1-mig-9-4-4", 1, True, "3g.40gb",
+        ("inference-7d9f8-mig-devices-4nq8v", "mig", mig, "gpu-1-mig-9-4-4", 1, True, "3g.40gb", 9,
          ["inference-7d9f8"]),
-        ("mig-claiming-pod-1-mig-devices-x7k2q", "mig-4g-40gb", mig, "gpu-0-mig-5-0-4", 0, True, "4g.40gb",
+        (pod1, "mig-4g-40gb", mig, "gpu-0-mig-5-0-4", 0, True, "4g.40gb", 5,
          ["mig-claiming-pod-1"]),
-        ("mig-claiming-pod-1-mig-devices-x7k2q", "mig-2g-20gb", mig, "gpu-0-mig-14-4-2", 0, True, "2g.20gb",
+        (pod1, "mig-2g-20gb", mig, "gpu-0-mig-14-4-2", 0, True, "2g.20gb", 14,
          ["mig-claiming-pod-1"]),
-        ("mig-claiming-pod-1-mig-devices-x7k2q", "mig-1g-10gb", mig, "gpu-0-mig-19-6-1", 0, True, "1g.10gb",
+        (pod1, "mig-1g-10gb", mig, "gpu-0-mig-19-6-1", 0, True, "1g.10gb", 19,
          ["mig-claiming-pod-1"]),
     ]  # fmt: skip
 
 
 def test_a_selector_on_another_attribute_names_no_profile(tmp_path: Path, store: RawStore) -> None:
     """Only a selector comparing the profile attribute to a profile names one (v1beta1's request-level
-    selectors too); a MIG device of a class that says nothing more is MIG of unknown profile."""
+    selectors too); a MIG device of a class that says nothing more is MIG of unknown profile, its static
+    name's GPU instance profile ID kept (14: a 2g profile on every 7-slice GPU)."""
     by_uuid = {"cel": {"expression": "device.attributes['gpu.nvidia.com'].uuid == 'MIG-4d806f22'"}}
     old = {"name": "mig", "deviceClassName": "mig.nvidia.com", "count": 1, "selectors": [by_uuid]}
     profile = {"cel": {"expression": 'device.attributes["gpu.nvidia.com"].profile == "2g.20gb"'}}
@@ -402,6 +403,51 @@ def test_a_selector_on_another_attribute_names_no_profile(tmp_path: Path, store:
     )  # fmt: skip
     assert one(store, write(tmp_path, "resourceclaims-20261001T060000Z.json", doc)).status == "loaded"
     got = store.con.sql(
-        "select name, is_mig, mig_profile from raw.k8s_resource_claims order by name"
+        "select name, is_mig, mig_profile, mig_profile_id from raw.k8s_resource_claims order by name"
     ).fetchall()
-    assert got == [("a", True, None), ("b", True, "2g.20gb")]
+    assert got == [("a", True, None, 14), ("b", True, "2g.20gb", 14)]
+
+
+def dra_pod(name: str, claims: list[dict], made: list[dict] | None) -> dict:
+    """A finished pod as `kubectl get pods -o json` prints it, its containers using its DRA claims (the
+    shape of NVIDIA's demo pods: `resources.claims` naming `spec.resourceClaims` entries)."""
+    status = {"phase": "Succeeded", "startTime": "2026-10-01T07:00:00Z", "qosClass": "BestEffort"}
+    if made is not None:
+        status["resourceClaimStatuses"] = made
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"creationTimestamp": "2026-10-01T06:59:00Z", "name": name, "namespace": "gpu-test",
+                     "uid": f"uid-{name}"},
+        "spec": {
+            "containers": [{"name": "ctr0", "image": "ubuntu:22.04",
+                            "resources": {"claims": [{"name": c["name"]} for c in claims]}}],
+            "nodeName": "node-a",
+            "resourceClaims": claims,
+        },
+        "status": status,
+    }  # fmt: skip
+
+
+def test_pods_name_their_claims_and_the_templates_they_are_made_from(tmp_path: Path, store: RawStore) -> None:
+    """A pod made its claim from a template (the claim's name is in status.resourceClaimStatuses, as the
+    claim controller writes it: `<pod>-<entry>-<suffix>`), one naming a shared claim, one whose template
+    claim is not made yet, and a pod without DRA: its claims are kept on the pod's row even when the
+    claim itself is gone by the next claims snapshot."""
+    doc = claim_list(
+        dra_pod("pod0", [{"name": "gpu", "resourceClaimTemplateName": "mig-1g"}],
+                [{"name": "gpu", "resourceClaimName": "pod0-gpu-7x2kq"}]),
+        dra_pod("pod1", [{"name": "shared", "resourceClaimName": "shared-gpu"}], None),
+        dra_pod("pod2", [{"name": "gpu", "resourceClaimTemplateName": "mig-1g"}], None),
+        dra_pod("pod3", [], None),
+    )  # fmt: skip
+    assert one(store, write(tmp_path, "pods-20261001T120000Z.json", doc)).format == "k8s_pods"
+    got = store.con.sql(
+        "select name, claim_templates, claim_names from raw.k8s_pods order by name"
+    ).fetchall()
+    assert got == [
+        ("pod0", ["mig-1g"], ["pod0-gpu-7x2kq"]),
+        ("pod1", [None], ["shared-gpu"]),
+        ("pod2", ["mig-1g"], [None]),
+        ("pod3", [], []),
+    ]

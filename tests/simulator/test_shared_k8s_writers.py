@@ -106,6 +106,24 @@ def test_each_dra_mig_pod_has_its_own_claim_on_a_slice_of_its_profile(landed: Ra
     assert pods == [(0,)], "a pod that holds its slice through a claim asks for no extended resource"
 
 
+def test_a_dra_mig_pod_between_two_snapshots_leaves_only_its_pod_snapshot(landed: RawStore):
+    """Every DRA MIG pod names its profile's template and the claim made from it; the 1g.10gb slice's
+    first pod ran between the window's first two snapshots, so its claim is in none of them."""
+    pods = landed.con.sql(
+        """select distinct name, claim_templates[1], claim_names[1], started_at, finished_at
+            from raw.k8s_pods where node_name like 'aks-nc-a100-dra-mig-%' and phase = 'Succeeded'"""
+    ).fetchall()
+    assert pods and all(t in ("mig-4g-40gb", "mig-2g-20gb", "mig-1g-10gb") for _, t, *_ in pods)
+    assert all(claim.startswith(f"{name}-gpu-") for name, _, claim, *_ in pods)
+    seen = {r[0] for r in landed.con.sql("select distinct name from raw.k8s_resource_claims").fetchall()}
+    unseen = [(name, t, start, end) for name, t, claim, start, end in pods if claim not in seen]
+    start = datetime(2026, 10, 1, tzinfo=UTC)
+    assert [(t, s.astimezone(UTC).hour, e.astimezone(UTC).hour) for _, t, s, e in unseen] == [
+        ("mig-1g-10gb", 1, 4)
+    ]
+    assert all(s > start and e.astimezone(UTC) < start.replace(hour=6) for *_, s, e in unseen)
+
+
 def test_vgpu_guests_name_their_gpu_by_its_profile(landed: RawStore):
     """GPU feature discovery in a vGPU guest labels the profile the guest's driver names."""
     rows = landed.con.sql(

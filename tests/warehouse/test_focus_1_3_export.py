@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.focus_spec import COLUMNS, COLUMNS_1_3, SUMMABLE, WAREHOUSE_COLUMNS
+from gpu_ledger.focus_spec import AI_EXTENSIONS, COLUMNS, COLUMNS_1_3, SUMMABLE, WAREHOUSE_COLUMNS
 from gpu_ledger.read.export import ExportError, export_focus
 
 pytestmark = pytest.mark.slow
@@ -119,7 +119,7 @@ def test_every_gpu_charge_is_split_and_every_other_charge_passes_through_whole(w
     assert _read(
         warehouse,
         "select count(*) from marts.fct_billing_focus_allocated where AllocatedMethodId is null and ("
-        + " or ".join(f"{name} is not null" for name in (*ALLOCATED, "AllocatedTags", "ContractApplied"))
+        + " or ".join(f"{name} is not null" for name in (*ALLOCATED, "AllocatedTags", *AI_EXTENSIONS))
         + ")",
     ) == [(0,)]
 
@@ -153,13 +153,23 @@ def test_each_team_gets_the_gpu_cost_the_marts_give_it(warehouse: Path):
 
 def test_the_1_3_export_follows_the_rules_of_the_columns_1_3_added(warehouse: Path, export_1_3: Path):
     header, rows = _rows(export_1_3)
-    assert header == [*COLUMNS_1_3, *EXTENSIONS]
+    assert header == [*COLUMNS_1_3, *EXTENSIONS, *AI_EXTENSIONS]
     jobs = dict(_read(warehouse, "select job_key, sharing_mode from marts.dim_jobs"))
     consumers: dict[str, int] = defaultdict(int)
+    commitments: dict[str, int] = defaultdict(int)
     for line, row in enumerate(rows, start=2):
         assert row["ServiceProviderName"] and row["HostProviderName"], f"line {line}: a provider name is null"
         assert row["ServiceProviderName"] == row["ProviderName"], f"line {line}"
-        assert row["ContractApplied"] == "", f"line {line}"
+        covered = row["ChargeCategory"] == "Usage" and row["CommitmentDiscountStatus"] == "Used"
+        if covered and row["CommitmentDiscountId"]:
+            (applied,) = json.loads(row["ContractApplied"])["Elements"]
+            assert applied["ContractCommitmentID"] == row["CommitmentDiscountId"] and applied["ContractID"]
+            assert applied["ContractCommitmentAppliedCost"] == pytest.approx(
+                float(row["EffectiveCost"]), abs=1e-9
+            )
+            commitments[row["CommitmentDiscountId"]] += 1
+        else:
+            assert row["ContractApplied"] == "", f"line {line}"
         if not row["AllocatedMethodId"]:
             assert [row[name] for name in (*ALLOCATED, "AllocatedTags")] == ["", "", "", "", ""], (
                 f"line {line}"
@@ -189,6 +199,29 @@ def test_the_1_3_export_follows_the_rules_of_the_columns_1_3_added(warehouse: Pa
             assert element["x_SharingMode"] == jobs[row["AllocatedResourceId"]], f"line {line}"
         consumers[tags[TAG_PREFIX + "consumer"]] += 1
     assert consumers["job"] > 0 and consumers["idle"] > 0
+    # the AWS RI and Savings Plan and the Azure reservation each applied to the usage they covered
+    assert len(commitments) == 3, commitments
+
+
+def test_serving_pods_charges_carry_their_models_tokens(warehouse: Path):
+    """x_ModelId / x_InputTokens / x_OutputTokens (FOCUS 1.5 draft names): each serving pod's day of tokens is
+    spread over its allocated charges that day, so per model they add up to the inference servers' counters
+    (fct_model_inference_daily; every simulated serving pod runs on billed GPUs)."""
+    exported = _read(
+        warehouse,
+        "select x_ModelId, sum(x_InputTokens), sum(x_OutputTokens) from marts.fct_billing_focus_allocated"
+        " where x_InputTokens is not null group by 1 order by 1",
+    )
+    counted = _read(
+        warehouse,
+        "select model, sum(input_tokens), sum(output_tokens) from marts.fct_model_inference_daily"
+        " group by 1 order by 1",
+    )
+    assert [model for model, *_ in exported] == [model for model, *_ in counted] and len(counted) >= 2
+    for (model, input_tokens, output_tokens), (_, input_counted, output_counted) in zip(
+        exported, counted, strict=True
+    ):
+        assert abs(input_tokens - input_counted) < 1 and abs(output_tokens - output_counted) < 1, model
 
 
 def test_the_1_3_export_as_parquet_keeps_the_types(warehouse: Path, tmp_path: Path, export_1_3: Path):
@@ -208,7 +241,7 @@ def test_the_1_3_export_as_parquet_keeps_the_types(warehouse: Path, tmp_path: Pa
             f"from read_csv('{export_1_3}', all_varchar=true, "
             "header=true) ",
         ).fetchall()[0]
-    assert list(described) == [*COLUMNS_1_3, *EXTENSIONS]
+    assert list(described) == [*COLUMNS_1_3, *EXTENSIONS, *AI_EXTENSIONS]
     assert described["EffectiveCost"] == "DECIMAL(38,10)"
     assert described["ChargePeriodStart"] == "TIMESTAMP WITH TIME ZONE"
     assert described["AllocatedResourceId"] == "VARCHAR"

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpu_ledger.focus_spec import COLUMNS_1_4, WAREHOUSE_COLUMNS
+from gpu_ledger.focus_spec import AI_EXTENSIONS, COLUMNS_1_4, WAREHOUSE_COLUMNS
 from gpu_ledger.read.export import ExportError, export_focus, export_focus_1_4
 from tests.terminal import gpu_ledger
 
@@ -57,7 +57,7 @@ def export_1_4(warehouse: Path, tmp_path_factory) -> Path:
 
 def test_the_1_4_datasets_have_the_columns_1_4_lists(export_1_4: Path):
     header, rows = _rows(export_1_4 / "cost_and_usage.csv")
-    assert header == [*COLUMNS_1_4, *EXTENSIONS]
+    assert header == [*COLUMNS_1_4, *EXTENSIONS, *AI_EXTENSIONS]
     assert "ProviderName" not in header and "PublisherName" not in header
     assert all(row["ServiceProviderName"] and row["HostProviderName"] for row in rows)
     period_header, periods = _rows(export_1_4 / "billing_period.csv")

@@ -112,8 +112,10 @@ HAMI_REQUESTS = {
 
 # DRA: two pods take turns on DRA_SHARED's A100 through one claim NVIDIA's driver time-slices; one pod holds
 # DRA_MPS's A100 through a claim whose MPS config lets each client use half of it; all for the two hours
-DRA_SHARED, DRA_MPS = "gpu-d1", "gpu-d2"
-DRA_PODS = {"dra-one": DRA_SHARED, "dra-two": DRA_SHARED, "dra-mps": DRA_MPS}
+DRA_SHARED, DRA_MPS, DRA_UNSEEN = "gpu-d1", "gpu-d2", "gpu-d3"
+DRA_PODS = {"dra-one": DRA_SHARED, "dra-two": DRA_SHARED, "dra-mps": DRA_MPS, "dra-unseen": DRA_UNSEEN}
+# dra-unseen's claim, made from a template no seen claim was made from, is in no claims snapshot
+UNSEEN_CLAIM = {"name": "gpu", "resourceClaimTemplateName": "big-gpu"}
 DRA_CLAIMS = {
     "apiVersion": "v1",
     "kind": "List",
@@ -169,11 +171,15 @@ def pods_warehouse(tmp_path_factory) -> Path:
         ),
         *(_pod(name, host, {"cpu": "4"}) for name, host in DRA_PODS.items()),
     ]
+    pods[-1]["spec"]["resourceClaims"] = [UNSEEN_CLAIM]
+    pods[-1]["status"]["resourceClaimStatuses"] = [
+        {"name": "gpu", "resourceClaimName": "dra-unseen-gpu-x7k2q"}
+    ]
     (folder / "onprem-k8s" / "pods-20261001T030000Z.json").write_text(
         json.dumps({"apiVersion": "v1", "kind": "List", "items": pods})
     )
     (folder / "onprem-k8s" / "resourceclaims-20261001T030000Z.json").write_text(json.dumps(DRA_CLAIMS))
-    hosts = (HAMI_PAIR, HAMI_ALONE, DRA_SHARED, DRA_MPS)
+    hosts = (HAMI_PAIR, HAMI_ALONE, DRA_SHARED, DRA_MPS, DRA_UNSEEN)
     (folder / "assets.csv").write_text(_assets(*hosts))
     (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(*hosts)))
     return built_warehouse(tmp_path_factory.mktemp("pods_home"), folder)
@@ -411,6 +417,7 @@ def test_dra_pods_hold_the_gpus_their_claims_were_given_shared_as_the_claim_says
         ("dra-mps", 1, "mps", 0.5),
         ("dra-one", 1, "time_slicing", 1.0),
         ("dra-two", 1, "time_slicing", 1.0),
+        ("dra-unseen", 1, "dra", 1.0),
     ]
     for host, expected in (
         (DRA_SHARED, {"kubernetes:onprem-k8s:uid-dra-one": 2, "kubernetes:onprem-k8s:uid-dra-two": 2}),
@@ -447,3 +454,30 @@ def test_a_vgpu_guests_gpu_is_its_parents_model(real_world_warehouse: Path):
     assert rows == [("A100-SXM4-40GB", "telemetry", False, "10C", 0.25, 10)]
     unknown = query(real_world_warehouse, "select count(*) from marts.fct_unknown_accelerators")
     assert unknown == [(0,)]
+
+
+def test_data_health_flags_the_gpu_hours_whose_sharing_is_unknown(pods_warehouse: Path, monkeypatch):
+    """dra-unseen holds a GPU through a claim no snapshot saw, made from a template no seen claim was made
+    from: it is charged its node's GPU but flagged, never silently exclusive; dra-one and dra-two take
+    turns on a claim's GPU and neither declares a share, so that split by time held is flagged too. The
+    HAMi and MPS pods declared theirs."""
+    rows = query(
+        pods_warehouse,
+        """select g.host, u.reason, count(*), max(u.holders), max(u.undeclared_holders)
+            from marts.fct_unknown_gpu_sharing as u inner join marts.dim_gpus as g using (gpu_id)
+            group by all order by 1""",
+    )
+    assert rows == [(DRA_SHARED, "no_declared_share", 2, 2, 2), (DRA_UNSEEN, "claim_share_unknown", 2, 1, 1)]
+    monkeypatch.setenv("GPU_LEDGER_HOME", str(pods_warehouse.parent))
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.switch_page("views/data_health.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value for w in at.warning if "GPU was" in w.value]
+    assert [w.split(" GPU was ")[1][:20] for w in warnings] == [
+        "held by pods whose D",
+        "shared by jobs at le",
+    ]
+    (table,) = [d.value for d in at.dataframe if "reason" in d.value.columns]
+    assert sorted(table["host"]) == [DRA_SHARED, DRA_UNSEEN]

@@ -3,7 +3,9 @@ simulator's ground truth, to the cent:
 
 - DRA MIG: an A100 cut 4g.40gb + 2g.20gb + 1g.10gb whose slices NVIDIA's DRA driver gives out, one
   ResourceClaim per pod asking the class `mig.nvidia.com` for a profile by CEL selector (the device's
-  static name, `gpu-0-mig-5-0-4`, names none): each pod is `mig` with its profile and pays g/7;
+  static name, `gpu-0-mig-5-0-4`, names none): each pod is `mig` with its profile and pays g/7; the
+  pod that ran between two claims snapshots, its claim in none, takes its profile from its template's
+  claims for the other pods and pays its g/7 too;
 - vGPU guests: Azure NVadsA10 v5 VMs whose DCGM names their GPU `NVIDIA A10-4Q` / `NVIDIA A10-12Q`: the
   GPU is an A10 share of 4/24 and 12/24 of its frame buffer, each pod on it is `vgpu` and pays the VM's
   bill for the time it ran (a remote workstation that held its guest all window pays all of it).
@@ -64,6 +66,23 @@ def test_dra_mig_pods_are_mig_slices_and_pay_their_part_to_the_cent(pods: pl.Dat
     assert ((mig["share"] - slices / 7).abs() < 1e-12).all()
     worst = (mig["cost_ours"].cast(pl.Float64) - mig["cost"]).abs().max()
     assert worst < 0.005, f"a DRA MIG pod's cost differs from the ground truth by {worst}"
+
+
+def test_a_dra_pod_between_claims_snapshots_pays_its_slice_to_the_cent(pods: pl.DataFrame, sim: Path):
+    """The 1g.10gb slice's pod from 1 to 4 hours into the window (partitioned_pools.SHORT_POD) was in
+    no claims snapshot (every 6 hours from the window's start): its pod snapshot names the claim made
+    from template mig-1g-10gb, whose claims for the slice's other pods say the profile."""
+    at = [pl.col(c).str.to_datetime(time_zone="UTC").alias(c) for c in ("started_at", "ended_at")]
+    short = (
+        pods.filter(pl.col("name").str.starts_with("query-embedder-")).with_columns(at).sort("started_at")[:1]
+    )
+    hours = short.select(pl.col("started_at").dt.hour(), pl.col("ended_at").dt.hour())
+    assert hours.rows() == [(1, 4)], "no DRA pod between two claims snapshots"
+    assert short.select("sharing_mode", "our_mig_profile", "gpus").row(0) == ("mig", "1g.10gb", 1)
+    assert abs(short["share"][0] - 1 / 7) < 1e-12
+    assert short["cost"][0] > 0 and abs(float(short["cost_ours"][0]) - short["cost"][0]) < 0.005
+    claims = "".join(p.read_text() for p in sim.glob("schedulers/kubernetes/*/resourceclaims-*.json"))
+    assert short["name"][0] not in claims, "its claim was in a snapshot after all"
 
 
 def test_vgpu_guests_are_a10_shares_by_frame_buffer(warehouse: Path):

@@ -2,10 +2,10 @@
 {#
     Who sent the tokens: the LLM gateways' requests (LiteLLM's spend logs, the generic OpenAI-compatible
     request log), counted per UTC hour, gateway, tenant and model. A request that two overlapping
-    exports landed counts once (its request id, the latest load). The tenant is who sent it: LiteLLM's
+    exports landed counts once (its request id, the load ingested last: stg_ingest__loads.loaded_at). The tenant is who sent it: LiteLLM's
     hashed API key, else its user, else its team id; the generic log's tenant; '(unattributed)' when the
-    log names none. Its team and project: the tenant map (stg_gateway__tenants, the latest load of each
-    tenant) by tenant, else by the gateway's team id, else that team id as the team.
+    log names none. Its team and project: the tenant map (stg_gateway__tenants, each tenant's row from the
+    map ingested last) by tenant, else by the gateway's team id, else that team id as the team.
     Matched to the self-hosted deployments by model name and day: a request is self-hosted when a
     serving deployment's model (int_inference__pod_days: the server's model_name, else the
     deployment, as fct_model_inference_daily names it) served that UTC day under the request's model
@@ -35,21 +35,30 @@ api_hosts as (
     select * from {{ ref('llm_api_hosts') }}
 ),
 
+loads as (
+    select * from {{ ref('stg_ingest__loads') }}
+),
+
 litellm_numbered as (
     select
-        *,
-        row_number() over (partition by request_id order by load_id desc, source_row desc) as copy_number
+        litellm.*,
+        row_number() over (
+            partition by litellm.request_id
+            order by loads.loaded_at desc, litellm.load_id desc, litellm.source_row desc
+        ) as copy_number
     from litellm
+    left join loads on litellm.load_id = loads.load_id
 ),
 
 generic_numbered as (
     select
-        *,
+        generic.*,
         row_number() over (
-            partition by coalesce(request_id, concat(load_id, ':', cast(source_row as string)))
-            order by load_id desc, source_row desc
+            partition by coalesce(generic.request_id, concat(generic.load_id, ':', cast(generic.source_row as string)))
+            order by loads.loaded_at desc, generic.load_id desc, generic.source_row desc
         ) as copy_number
     from generic
+    left join loads on generic.load_id = loads.load_id
 ),
 
 requests as (
@@ -92,9 +101,13 @@ latest_tenants as (
         project
     from (
         select
-            *,
-            row_number() over (partition by tenant order by load_id desc, source_row desc) as map_number
+            tenant_map.*,
+            row_number() over (
+                partition by tenant_map.tenant
+                order by loads.loaded_at desc, tenant_map.load_id desc, tenant_map.source_row desc
+            ) as map_number
         from tenant_map
+        left join loads on tenant_map.load_id = loads.load_id
     ) as numbered
     where map_number = 1
 ),

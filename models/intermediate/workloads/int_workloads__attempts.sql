@@ -6,8 +6,9 @@
     environment hint), where they ran (hosts, a pod's node: int_workloads__pod_nodes) and on what: the
     capacity type (a pod's node's; Slurm owned; a generic row's own) and the GPU model (a pod's node's
     instance type in the catalogue, else its GPU product, else what DCGM reports on its host; Slurm:
-    DCGM on its first host, else its typed gres) and which MIG slice (a pod's MIG resource, a Slurm
-    job's typed GRES). sharing_mode says how the attempt shared its GPUs: `mig` (it held a MIG slice),
+    DCGM on its first host, else its typed gres) and which MIG slice (a pod's MIG resource, its DRA
+    claim's device, by profile or by the profile ID of a static device's name with the GPU's model in
+    seeds/mig_profile_ids.csv; a Slurm job's typed GRES). sharing_mode says how the attempt shared its GPUs: `mig` (it held a MIG slice),
     `hami` (a pod that asked HAMi for part of a GPU: nvidia.com/gpucores, gpumem-percentage or gpumem,
     kept as the declared_* columns), `time_slicing` or `mps` (a pod whose DRA claim shares its devices
     so: int_workloads__pod_claims, which also gives the GPU count and MIG profile of a pod that asks
@@ -15,7 +16,8 @@
     `nvidia.com/gpu.sharing-strategy` label), `shard` or `mps` (a Slurm
     job holding gres/shard or gres/mps: int_workloads__slurm_attempts, its part of the GPU kept as
     declared_compute_pct), `vgpu` (its host's GPU is an NVIDIA vGPU guest:
-    int_inventory__dcgm_models), else `exclusive`.
+    int_inventory__dcgm_models), `dra` (a pod whose DRA claims nothing seen says the devices of: it ran
+    between two claims snapshots; a GPU of its node per claim, its share unknown), else `exclusive`.
 #}
 with slurm as (
     select * from {{ ref('int_workloads__slurm_attempts') }}
@@ -51,6 +53,10 @@ dcgm_models as (
 
 instance_catalogue as (
     select * from {{ ref('gpu_instance_catalogue') }}
+),
+
+mig_profile_ids as (
+    select * from {{ ref('mig_profile_ids') }}
 ),
 
 host_gpu_models as (
@@ -103,13 +109,13 @@ pod_jobs as (
             product_models.gpu_model,
             host_gpu_models.gpu_model
         ) as gpu_model,
-        coalesce(pods.mig_profile, pod_claims.mig_profile) as mig_profile,
+        coalesce(pods.mig_profile, pod_claims.mig_profile, mig_profile_ids.profile) as mig_profile,
         case
-            when coalesce(pods.mig_profile, pod_claims.mig_profile) is not null then 'mig'
+            when coalesce(pods.mig_profile, pod_claims.mig_profile, mig_profile_ids.profile) is not null then 'mig'
             when
                 coalesce(pods.hami_gpu_cores_pct, pods.hami_gpu_memory_pct, pods.hami_gpu_memory_mib) is not null
                 then 'hami'
-            when pod_claims.sharing_mode in ('mig', 'mps', 'time_slicing') then pod_claims.sharing_mode
+            when pod_claims.sharing_mode in ('mig', 'mps', 'time_slicing', 'dra') then pod_claims.sharing_mode
             when pod_nodes.gpu_sharing_strategy = 'time-slicing' then 'time_slicing'
             when pod_nodes.gpu_sharing_strategy = 'mps' then 'mps'
             when host_gpu_models.is_vgpu then 'vgpu'
@@ -153,6 +159,14 @@ pod_jobs as (
         on pod_nodes.gpu_product = replace(product_models.dcgm_model_name, ' ', '-')
     left join host_gpu_models
         on pods.node_name = host_gpu_models.hostname
+    left join mig_profile_ids
+        on
+            pod_claims.mig_profile_id = mig_profile_ids.profile_id
+            and coalesce(
+                instance_catalogue.gpu_model,
+                product_models.gpu_model,
+                host_gpu_models.gpu_model
+            ) = mig_profile_ids.gpu_model
 ),
 
 slurm_jobs as (

@@ -10,7 +10,13 @@
     - '(unattributed)': the busy cost no tenant is known for (tokens the servers counted and no gateway
       logged, and the gateways' requests that name no one), busy_cost less the tenants' costs;
     - '(idle)': the serving pool's idle, allocation_cost - busy_cost, never dropped.
-    source is 'self_hosted' (API bills come later, issue 33).
+    source 'api': each day's LLM API bill per model (int_llm_api__model_days: OpenAI, Anthropic, Bedrock,
+    Vertex AI, the providers summed) split by the gateways' requests to that model (not self-hosted,
+    the gateway's model named as the bill names it): each tenant gets input_cost x its input tokens /
+    the model's input tokens + output_cost x its output tokens / the model's output tokens (the bill's
+    own prices per direction), the model's tokens being the bill's, or the gateways' where they logged
+    more; '(unattributed)' gets the rest (tokens no gateway logged, key-less requests, web search and
+    other non-token costs), so the api lines sum to the bill to the cent. API lines have no idle.
 #}
 with
 
@@ -20,6 +26,10 @@ model_days as (
 
 tenant_hours as (
     select * from {{ ref('int_gateway__tenant_model_hours') }}
+),
+
+api_bills as (
+    select * from {{ ref('int_llm_api__model_days') }}
 ),
 
 models as (
@@ -132,12 +142,130 @@ idle as (
     from models
 ),
 
+api_models as (
+    select
+        day,
+        model,
+        sum(input_tokens) as input_tokens,
+        sum(output_tokens) as output_tokens,
+        sum(coalesce(requests, 0)) as requests,
+        sum(input_cost) as input_cost,
+        sum(output_cost) as output_cost,
+        sum(api_cost) as api_cost
+    from api_bills
+    group by day, model
+),
+
+api_tenant_days as (
+    select
+        {{ utc_date('hour_start') }} as day,
+        tenant,
+        model,
+        max(team) as team,
+        max(project) as project,
+        sum(input_tokens) as input_tokens,
+        sum(output_tokens) as output_tokens,
+        sum(requests) as requests
+    from tenant_hours
+    where not is_self_hosted
+    group by {{ utc_date('hour_start') }}, tenant, model
+),
+
+api_shares as (
+    select
+        api_tenant_days.*,
+        api_models.input_cost,
+        api_models.output_cost,
+        greatest(
+            api_models.input_tokens,
+            sum(api_tenant_days.input_tokens) over (partition by api_tenant_days.day, api_tenant_days.model)
+        ) as model_input_tokens,
+        greatest(
+            api_models.output_tokens,
+            sum(api_tenant_days.output_tokens) over (partition by api_tenant_days.day, api_tenant_days.model)
+        ) as model_output_tokens
+    from api_tenant_days
+    inner join api_models
+        on
+            api_tenant_days.day = api_models.day
+            and api_tenant_days.model = api_models.model
+),
+
+api_tenants as (
+    select
+        day,
+        tenant,
+        'tenant' as tenant_kind,
+        team,
+        project,
+        model,
+        input_tokens,
+        output_tokens,
+        requests,
+        {{ money(
+            'case when model_input_tokens > 0 then input_cost * input_tokens / model_input_tokens else 0 end'
+            ~ ' + case when model_output_tokens > 0 then output_cost * output_tokens / model_output_tokens else 0 end'
+        ) }} as cost
+    from api_shares
+    where tenant != '(unattributed)'
+),
+
+api_tenant_totals as (
+    select
+        day,
+        model,
+        sum(input_tokens) as input_tokens,
+        sum(output_tokens) as output_tokens,
+        sum(requests) as requests,
+        sum(cost) as cost
+    from api_tenants
+    group by day, model
+),
+
+api_unattributed as (
+    select
+        api_models.day,
+        '(unattributed)' as tenant,
+        'unattributed' as tenant_kind,
+        cast(null as string) as team,
+        cast(null as string) as project,
+        api_models.model,
+        greatest(api_models.input_tokens - coalesce(api_tenant_totals.input_tokens, 0), 0) as input_tokens,
+        greatest(api_models.output_tokens - coalesce(api_tenant_totals.output_tokens, 0), 0) as output_tokens,
+        greatest(api_models.requests - coalesce(api_tenant_totals.requests, 0), 0) as requests,
+        {{ money('api_models.api_cost - coalesce(api_tenant_totals.cost, 0)') }} as cost
+    from api_models
+    left join api_tenant_totals
+        on
+            api_models.day = api_tenant_totals.day
+            and api_models.model = api_tenant_totals.model
+),
+
 lines as (
-    select * from tenants
+    select
+        *,
+        'self_hosted' as source
+    from tenants
     union all
-    select * from unattributed
+    select
+        *,
+        'self_hosted' as source
+    from unattributed
     union all
-    select * from idle
+    select
+        *,
+        'self_hosted' as source
+    from idle
+    union all
+    select
+        *,
+        'api' as source
+    from api_tenants
+    union all
+    select
+        *,
+        'api' as source
+    from api_unattributed
 ),
 
 final as (
@@ -149,7 +277,7 @@ final as (
         team,
         project,
         model,
-        'self_hosted' as source,
+        source,
         -- numerics
         cast(input_tokens as bigint) as input_tokens,
         cast(output_tokens as bigint) as output_tokens,

@@ -24,11 +24,25 @@
 {%- set columns = focus_1_3_columns() %}
 {%- set summable = focus_summable_columns() %}
 {%- set prefix = focus_allocated_tag_prefix() %}
-with billing as (
+with focus as (
+    select * from {{ ref('fct_billing_focus') }}
+),
+
+drawdown as (
+    select * from {{ ref('int_billing__commitment_drawdown') }}
+),
+
+-- each row with the contract of the commitment it names, where the Contract Commitment dataset states one
+billing as (
     select
-        *,
+        focus.*,
+        drawdown.contract_id,
         {{ focus_charge_key() }} as charge_key
-    from {{ ref('fct_billing_focus') }}
+    from focus
+    left join drawdown
+        on
+            focus.CommitmentDiscountId = drawdown.commitment_id
+            and {{ utc_date('focus.ChargePeriodStart') }} = drawdown.day
 ),
 
 gpu_hours as (
@@ -41,6 +55,23 @@ allocations as (
 
 jobs as (
     select * from {{ ref('dim_jobs') }}
+),
+
+pod_days as (
+    select * from {{ ref('int_inference__pod_days') }}
+),
+
+-- what each serving pod (its job attempt) served each UTC day
+job_day_tokens as (
+    select
+        job_key,
+        day,
+        case when min(model_name) = max(model_name) then min(model_name) end as model_id,
+        sum(input_tokens) as input_tokens,
+        sum(output_tokens) as output_tokens
+    from pod_days
+    where job_key is not null
+    group by job_key, day
 ),
 
 -- the rows int_billing__gpu_instance_hours spreads over instance-hours: usage of a GPU instance
@@ -276,17 +307,31 @@ split_rows as (
             (prefix ~ 'environment', 'split_parts.environment'),
         ])) }} as AllocatedTags,
         {%- elif name == 'ContractApplied' %}
-        cast(null as string) as ContractApplied,
+        {{ focus_contract_applied(
+            'split_parts', 'split_parts.allocated_EffectiveCost', 'split_parts.allocated_CommitmentDiscountQuantity'
+        ) }} as ContractApplied,
         {%- elif name in ('ServiceProviderName', 'HostProviderName') %}
         split_parts.ProviderName as {{ name }},
         {%- else %}
         split_parts.{{ name }},
         {%- endif %}
     {%- endfor %}
+        -- a pod's day of tokens spread over the charges that allocate it GPU time that day, by GPU-hours held
+        job_day_tokens.model_id as x_ModelId,
+        job_day_tokens.input_tokens * split_parts.held_gpu_hours / nullif(
+            sum(split_parts.held_gpu_hours) over (partition by split_parts.job_key, job_day_tokens.day), 0
+        ) as x_InputTokens,
+        job_day_tokens.output_tokens * split_parts.held_gpu_hours / nullif(
+            sum(split_parts.held_gpu_hours) over (partition by split_parts.job_key, job_day_tokens.day), 0
+        ) as x_OutputTokens,
         split_parts.charge_key
     from split_parts
     left join jobs
         on split_parts.job_key = jobs.job_key
+    left join job_day_tokens
+        on
+            split_parts.job_key = job_day_tokens.job_key
+            and {{ utc_date('split_parts.ChargePeriodStart') }} = job_day_tokens.day
 ),
 
 whole_rows as (
@@ -294,12 +339,18 @@ whole_rows as (
     {%- for name, kind in columns %}
         {%- if name in ('ServiceProviderName', 'HostProviderName') %}
         billing.ProviderName as {{ name }},
-        {%- elif name.startswith('Allocated') or name == 'ContractApplied' %}
+        {%- elif name == 'ContractApplied' %}
+        {{ focus_contract_applied('billing', 'billing.EffectiveCost', 'billing.CommitmentDiscountQuantity') }}
+            as ContractApplied,
+        {%- elif name.startswith('Allocated') %}
         cast(null as string) as {{ name }},
         {%- else %}
         billing.{{ name }},
         {%- endif %}
     {%- endfor %}
+        cast(null as string) as x_ModelId,
+        cast(null as double) as x_InputTokens,
+        cast(null as double) as x_OutputTokens,
         billing.charge_key
     from billing
     left join split_charges
@@ -316,8 +367,11 @@ unioned as (
 final as (
     select
     {%- for name, kind in columns %}
-        cast({{ name }} as {{ focus_type(kind) }}) as {{ name }}{{ "," if not loop.last }}
+        cast({{ name }} as {{ focus_type(kind) }}) as {{ name }},
     {%- endfor %}
+        cast(x_ModelId as {{ focus_type('string') }}) as x_ModelId,
+        cast(x_InputTokens as {{ focus_type('number') }}) as x_InputTokens,
+        cast(x_OutputTokens as {{ focus_type('number') }}) as x_OutputTokens
     from unioned
 )
 

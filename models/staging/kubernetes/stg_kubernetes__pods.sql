@@ -37,6 +37,8 @@ renamed as (
         {{ map_value('gpu_resources', "'nvidia.com/gpucores'") }} as hami_gpu_cores_pct,
         {{ map_value('gpu_resources', "'nvidia.com/gpumem-percentage'") }} as hami_gpu_memory_pct,
         {{ map_value('gpu_resources', "'nvidia.com/gpumem'") }} as hami_gpu_memory_mib,
+        claim_templates,
+        claim_names,
         -- timestamps
         snapshot_at,
         snapshot_time_source,

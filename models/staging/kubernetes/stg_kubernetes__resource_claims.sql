@@ -21,6 +21,7 @@ renamed as (
         gpu_index,
         is_mig,
         mig_profile,
+        mig_profile_id,
         -- sharing
         sharing_strategy,
         mps_active_thread_pct,

@@ -34,6 +34,7 @@ import ipaddress
 import json
 import os
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,7 @@ import streamlit as st
 import yaml
 
 ROLES = ("finance", "lead", "member")  # most powerful first
+SIGN_IN_HOURS = 12  # an OIDC sign-in (its ID token's iat) is good for a working day, then Sign in again
 MODES = ("oidc", "proxy")
 
 
@@ -388,6 +390,9 @@ def current() -> Scope:
         issuer = str(user.get("iss") or access.issuer).rstrip("/")
         if not user.get("is_logged_in") or issuer != access.issuer.rstrip("/"):
             return NOBODY  # signed in at another provider than the config names
+        issued = user.get("iat")  # every ID token has one (Authlib refuses a token without)
+        if isinstance(issued, int | float) and time.time() - issued > SIGN_IN_HOURS * 3600:
+            return NOBODY  # Streamlit's cookie would keep it for 30 days: sign in again
         groups = user.get("groups")
         groups = tuple(str(g) for g in groups) if isinstance(groups, list) else ()
         return scope_of(access, str(user.get("email") or ""), groups)
@@ -397,12 +402,26 @@ def current() -> Scope:
     return NOBODY if found is None else scope_of(access, *found)
 
 
+def token_issued_at() -> int | None:
+    """When the signed-in person's ID token was issued (its `iat`: a new one at every sign-in), with
+    OIDC; None behind a proxy, or served without an access config."""
+    access = config()
+    if access is None or access.mode != "oidc":
+        return None
+    issued = st.user.get("iat")
+    return issued if isinstance(issued, int) else None
+
+
 def gate() -> Scope:
     """Stop the page for anyone who may see nothing, saying why (and offering the sign-in)."""
     scope = current()
-    if scope.role in ROLES:
-        return scope
     access = config()
+    if scope.role in ROLES:
+        if scope.who:
+            st.sidebar.caption(f"Signed in as {scope.who} ({scope.role})")
+        if scope.who and access is not None and access.mode == "oidc":
+            st.sidebar.button("Sign out", on_click=st.logout, icon=":material/logout:", key="access_sign_out")
+        return scope
     if access is not None and access.mode == "oidc" and not scope.who:
         st.title("GPU Ledger")
         st.button("Sign in", on_click=st.login, icon=":material/login:", key="access_sign_in")

@@ -35,11 +35,13 @@ PAGES_BY_GROUP = {  # (view module, title, icon); the first is the default page
     "Plan": [
         ("purchasing", "Purchasing", ":material/shopping_cart:"),
         ("business", "Business outcomes", ":material/trending_up:"),
+        ("ai_spend", "AI spend", ":material/smart_toy:"),
         ("capacity", "Capacity", ":material/stacked_bar_chart:"),
     ],
     "Data": [
         ("data_health", "Data health", ":material/health_and_safety:"),
         ("sql", "SQL", ":material/terminal:"),
+        ("audit_trail", "Audit trail", ":material/policy:"),
     ],
 }
 pages = {
@@ -54,6 +56,7 @@ pages = {group: listed for group, listed in pages.items() if listed}
 page = st.navigation(pages)
 filters.render_sidebar()
 if scope.who:  # signed in: the audit trail (docs/access.md)
+    audit.record_sign_in(data.home(), scope, access.token_issued_at())
     chosen = {name: value for name, value in vars(filters.current()).items() if value and name != "applied"}
     audit.record(data.home(), scope.who, page.title, filters=chosen)
 page.run()

@@ -51,6 +51,13 @@ app_options = [
         "--port", type=click.IntRange(1, 65535), default=8501, show_default=True, help="port to serve on"
     ),
     click.option("--address", default="127.0.0.1", show_default=True, help="address to bind"),
+    click.option(
+        "--access",
+        "access_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="access.yml: sign-in (oidc or proxy) and who sees what (docs/access.md)",
+    ),
+    click.option("--no-auth", is_flag=True, help="serve beyond loopback without sign-in: all see all"),
 ]
 
 
@@ -79,18 +86,9 @@ def loopback(address: str) -> bool:
 @click.command("app", short_help=APP_HELP, help=APP_HELP + ".")
 @global_options
 @with_options(app_options)
-@click.option(
-    "--access",
-    "access_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="access.yml: sign-in (oidc or proxy) and who sees what (docs/access.md)",
-)
-@click.option("--no-auth", is_flag=True, help="serve beyond loopback without sign-in: all see all")
 @guarded
 def app_command(port: int, address: str, access_path: Path | None, no_auth: bool) -> int:
-    if refuse_unguarded(address, access_path, no_auth) or refuse_busy_port(
-        address, port, "pass --port with a free one"
-    ):
+    if refuse_before_serving(address, port, access_path, no_auth, "pass --port with a free one"):
         return DID_NOT_RUN
     return run(current_home(), address, port, access=access_path, no_auth=no_auth)
 
@@ -107,6 +105,24 @@ def refuse_unguarded(address: str, access: Path | None, no_auth: bool) -> bool:
         error("--access and --no-auth contradict each other: pass one")
         return True
     return False
+
+
+def refuse_before_serving(address: str, port: int, access: Path | None, no_auth: bool, hint: str) -> bool:
+    """Say why the app could not serve as asked, if it could not: no sign-in beyond loopback, an access
+    config that does not load (or names a secret the environment lacks), or a port in use (hint: the fix)."""
+    if refuse_unguarded(address, access, no_auth):
+        return True
+    if access is not None:
+        from gpu_ledger.app.access import AccessError, load_access, secrets_toml
+
+        try:
+            config = load_access(access)
+            if config.mode == "oidc":
+                secrets_toml(config, dict(os.environ))
+        except AccessError as exc:
+            error(exc)
+            return True
+    return refuse_busy_port(address, port, hint)
 
 
 def run(home: Path, address: str, port: int, *, access: Path | None = None, no_auth: bool = False) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import click
 
@@ -25,7 +26,8 @@ DEMO_HELP = "simulate a fleet, ingest, validate and build it, then serve the app
 @click.command(
     "demo",
     short_help=DEMO_HELP,
-    help=DEMO_HELP + ".\n\nThe app's port is checked before anything else runs (make demo PORT=8502).",
+    help=DEMO_HELP
+    + ".\n\nThe app's port and sign-in are checked before anything else runs (make demo PORT=8502).",
 )
 @global_options
 @simulation_options(gpus=96, days=30, interval=60)
@@ -42,6 +44,8 @@ def demo_command(
     no_app: bool,
     port: int,
     address: str,
+    access_path: Path | None,
+    no_auth: bool,
     wait: float | None,
 ) -> int:
     """Simulate a fleet, then run every stage on it, stopping at the first that fails.
@@ -50,7 +54,9 @@ def demo_command(
     """
     from gpu_ledger.build.duckdb_engine import parsing_ahead
 
-    if not no_app and app.refuse_busy_port(address, port, "pass --port (make demo PORT=...) or --no-app"):
+    if not no_app and app.refuse_before_serving(
+        address, port, access_path, no_auth, "pass --port (make demo PORT=...) or --no-app"
+    ):
         return DID_NOT_RUN
     home = current_home()
     simulated = home / "simulated"
@@ -72,4 +78,4 @@ def demo_command(
                 return code
     if no_app:
         return OK
-    return app.run(home, address, port)
+    return app.run(home, address, port, access=access_path, no_auth=no_auth)

@@ -75,3 +75,7 @@ class Format:
     # its load reads nothing but its own file (no state in landed.duckdb, e.g. a saved field list):
     # files of it may be loaded side by side, ahead of their turn to commit (ingest.runner)
     independent: bool = False
+    # for an independent format: land several files with shared statements (each file's rows still its
+    # own load), returning those it did not land, each then loaded alone by `load`, which names its
+    # problem; what many small files would otherwise pay per file in statements is paid once per batch
+    load_many: Callable[[list[LoadContext]], list[LoadContext]] | None = None

@@ -12,7 +12,9 @@ The promises of interface §3 live here:
   load's Parquet files count from that commit: `ingest.store`). Files of an independent format
   (telemetry, Kubernetes snapshots) are parsed and written ahead of their turn, side by side on
   every core, but each still commits on its own, in the order given, so the manifest ends as a
-  one-by-one ingest leaves it;
+  one-by-one ingest leaves it. Small files are handed to the lanes in batches; a format that can
+  (`Format.load_many`) lands a batch's files with shared statements, and any file of it with a
+  problem is loaded again alone, so its rejection reads as it would have;
 - bad input: an `IngestError` naming file, line, column and expectation; the batch goes on. That
   includes what is not a readable file at all: a file or folder this user may not read, a dangling
   link, a loop of links, a socket or device, a file that vanished. A rejection repeated on unchanged
@@ -93,18 +95,18 @@ def ingest(
         lanes = _Lanes(store)
         if len(sources) > 1:
             _one_thread_per_statement(store)
-        ahead: deque[Future[Prepared]] = deque()
+        ahead: deque[Future[list[Prepared]]] = deque()
         with tqdm(total=total, unit="B", unit_scale=True, desc="ingest", disable=not progress) as bar:
 
             def settle_next() -> None:
-                prepared = ahead.popleft().result()
-                outcomes.append(_settle(store, prepared, options))
-                bar.update(size(prepared.source))
-                _log(outcomes[-1])
+                for prepared in ahead.popleft().result():
+                    outcomes.append(_settle(store, prepared, options))
+                    bar.update(size(prepared.source))
+                    _log(outcomes[-1])
 
             try:
-                for source in sources:
-                    ahead.append(pool.submit(lanes.prepare, source, forced, options))
+                for batch in _batches(sources):
+                    ahead.append(pool.submit(lanes.prepare, batch, forced, options))
                     if len(ahead) == LOOKAHEAD:
                         settle_next()
                 while ahead:
@@ -129,9 +131,27 @@ def _log(outcome: Outcome) -> None:
         logger.info("  replacing the earlier load of %s", path)
 
 
-# files parsed and written ahead of their turn: one per core, and as many again waiting to settle
+# batches parsed and written ahead of their turn: one per core, and as many again waiting to settle
 WORKERS = max(1, min(4, os.cpu_count() or 1))
 LOOKAHEAD = 2 * WORKERS
+# a batch: consecutive files, at most this many and this many bytes together (a larger file goes alone)
+BATCH_FILES = 16
+BATCH_BYTES = 8 * 2**20
+
+
+def _batches(sources: list[Source]) -> Iterator[list[Source]]:
+    """The sources in order, in runs of small files (a lane takes a run at a time)."""
+    batch: list[Source] = []
+    held = 0
+    for source in sources:
+        n = size(source)
+        if batch and (len(batch) == BATCH_FILES or held + n > BATCH_BYTES):
+            yield batch
+            batch, held = [], 0
+        batch.append(source)
+        held += n
+    if batch:
+        yield batch
 
 
 def _one_thread_per_statement(store: RawStore) -> None:
@@ -182,21 +202,27 @@ class _Lanes:
         for lane in self.opened:
             lane.con.close()
 
-    def prepare(self, source: Source, forced: Format | None, options: Options) -> Prepared:
-        """Identify the file; if its format is independent and its content new, load it into pending files."""
-        prepared = _identify(source, forced, options)
-        if prepared.error is not None:
-            return prepared
+    def prepare(self, sources: list[Source], forced: Format | None, options: Options) -> list[Prepared]:
+        """Identify the files; load those of an independent format whose content is new into pending
+        files: several of one format together where it can (`Format.load_many`), the others alone."""
+        batch = [_identify(source, forced, options) for source in sources]
         lane = self.lane()
-        prepared.settled = lane.settled(prepared.digest, prepared.observed)
-        if prepared.settled or not prepared.fmt.independent:
-            return prepared
-        try:
-            prepared.ctx = _load(lane, prepared, options)
-        except Exception as exc:
-            lane.discard_load(prepared.load_id)
-            prepared.error = exc
-        return prepared
+        ready: dict[Format, list[Prepared]] = {}
+        for prepared in batch:
+            if prepared.error is not None:
+                continue
+            prepared.settled = lane.settled(prepared.digest, prepared.observed)
+            if not prepared.settled and prepared.fmt.independent:
+                ready.setdefault(prepared.fmt, []).append(prepared)
+        for fmt, group in ready.items():
+            alone = _load_many(lane, fmt, group, options) if fmt.load_many and len(group) > 1 else group
+            for prepared in alone:
+                try:
+                    prepared.ctx = _load(lane, prepared, options)
+                except Exception as exc:
+                    lane.discard_load(prepared.load_id)
+                    prepared.error = exc
+        return batch
 
 
 def _identify(source: Source, forced: Format | None, options: Options) -> Prepared:
@@ -244,17 +270,39 @@ def _unnamed(source: Source) -> IngestError:
     )
 
 
-def _load(store: RawStore, prepared: Prepared, options: Options) -> LoadContext:
-    assert prepared.source.local is not None and prepared.sniff is not None and prepared.fmt is not None
-    ctx = LoadContext(
+def _context(store: RawStore, prepared: Prepared, options: Options) -> LoadContext:
+    assert prepared.source.local is not None and prepared.sniff is not None
+    return LoadContext(
         path=prepared.source.local,
         sniff=prepared.sniff,
         store=store,
         load_id=prepared.load_id,
         options=options,
     )
+
+
+def _load(store: RawStore, prepared: Prepared, options: Options) -> LoadContext:
+    assert prepared.fmt is not None
+    ctx = _context(store, prepared, options)
     prepared.fmt.load(ctx)
     return ctx
+
+
+def _load_many(lane: RawStore, fmt: Format, group: list[Prepared], options: Options) -> list[Prepared]:
+    """Land the group's files together; returns those to load alone (all of them if the batch failed)."""
+    pairs = [(prepared, _context(lane, prepared, options)) for prepared in group]
+    try:
+        unlanded = {id(ctx) for ctx in fmt.load_many([ctx for _, ctx in pairs])}
+    except Exception:  # a file the batch could not read at all: each file alone says which
+        unlanded = {id(ctx) for _, ctx in pairs}
+    alone = []
+    for prepared, ctx in pairs:
+        if id(ctx) in unlanded:
+            lane.discard_load(prepared.load_id)
+            alone.append(prepared)
+        else:
+            prepared.ctx = ctx
+    return alone
 
 
 @contextmanager

@@ -277,11 +277,11 @@ class RawStore:
         binds to whatever files are there when it is queried, columns a newer file brings included, so
         it needs replacing only when its table gains its first file, or when the store was opened (the
         home may have moved)."""
+        # duckdb_views(), not information_schema: a third of the planning, and every load asks
         views = {
             r[0]
             for r in self.con.sql(
-                "select table_name from information_schema.tables "
-                "where table_schema = 'raw' and table_type = 'VIEW'"
+                "select view_name from duckdb_views() where schema_name = 'raw' and not temporary"
             ).fetchall()
         }
         folders = (

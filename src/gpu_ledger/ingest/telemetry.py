@@ -154,11 +154,52 @@ def land_series(
     *,
     ordered: bool = False,
 ) -> None:
-    """Land series (series_no, labels) and their samples (series_no, ts, value).
+    """Land series (series_no, labels) and their samples (series_no, ts, value) of one file.
 
     `ordered`: the format has checked that each series' times strictly increase.
     """
     con = ctx.store.con
+    _stage(
+        con,
+        con.sql("select 0 as file_no, series_no, labels from series"),
+        con.sql(f"select 0 as file_no, series_no, ts, value from ({samples.sql_query()})"),
+    )
+    if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
+        raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")
+    _drop_nan({0: ctx})
+    _check(ctx, ordered=ordered)
+    _land_staged({0: ctx})
+
+
+def land_batch(
+    files: dict[int, LoadContext],
+    series: duckdb.DuckDBPyRelation,
+    samples: duckdb.DuckDBPyRelation,
+    *,
+    ordered: bool = False,
+) -> list[LoadContext]:
+    """Land several files' series (file_no, series_no, labels) and samples (file_no, series_no, ts, value)
+    with one statement per step for all of them: `files` maps each file_no to its file.
+
+    Returns the files with any problem, unlanded: the caller loads each of those alone
+    (`land_series`), which names its first problem as a file's rejection always has.
+    """
+    con = next(iter(files.values())).store.con
+    _stage(con, series, samples)
+    bad = _unsound_files(con, ordered=ordered)
+    if bad:
+        listed = ", ".join(str(no) for no in sorted(bad))
+        con.sql(f"delete from _series where file_no in ({listed})")
+        con.sql(f"delete from _samples where file_no in ({listed})")
+    _drop_nan(files)
+    _land_staged({no: ctx for no, ctx in files.items() if no not in bad})
+    return [files[no] for no in sorted(bad) if no in files]
+
+
+def _stage(
+    con: duckdb.DuckDBPyConnection, series: duckdb.DuckDBPyRelation, samples: duckdb.DuckDBPyRelation
+) -> None:
+    """The temp tables _series (typed labels) and _samples (narrow, blanks dropped) of the files staged."""
     metric_case = " ".join(f"when '{old}' then '{new}'" for old, new in OLD_METRIC_NAMES.items())
     server_case = " ".join(
         f"when starts_with(present['__name__'], '{prefix}') then '{server}'"
@@ -196,6 +237,7 @@ def land_series(
             {inference_typed},
             {hami_typed},
             labels,
+            file_no,
             series_no
         from (
             -- an empty label value is no value; the flags are read once per series, not per column
@@ -207,53 +249,68 @@ def land_series(
             from series
         ) as _series_labels
     """)
-    if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
-        raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")
     # the samples once, narrow: the checks and the write read this table (`samples` must read tables
     # of this connection, not Python objects)
     con.sql(f"""
         create or replace temp table _samples as
-        select s.series_id, p.series_no, cast(p.ts as timestamptz) as ts, p.value
-        from ({samples.sql_query()}) p join _series s using (series_no)
+        select s.series_id, p.file_no, p.series_no, cast(p.ts as timestamptz) as ts, p.value
+        from ({samples.sql_query()}) p join _series s using (file_no, series_no)
         where p.value is not null
           and not (p.value >= {DCGM_BLANK_THRESHOLD} and not isinf(p.value) and not isnan(p.value))
+        order by p.file_no
     """)
-    nan = con.execute("delete from _samples where isnan(value)").fetchall()[0][0]
-    ctx.nan_readings_dropped += nan
-    if nan:
+
+
+def _drop_nan(files: dict[int, LoadContext]) -> None:
+    """Drop the staged samples without a reading (NaN), counted in each file's note."""
+    con = next(iter(files.values())).store.con
+    counts = con.sql("select file_no, count(*) from _samples where isnan(value) group by file_no").fetchall()
+    if not counts:
+        return
+    con.sql("delete from _samples where isnan(value)")
+    for no, nan in counts:
+        ctx = files[no]
+        ctx.nan_readings_dropped += nan
         ctx.note(f"{nan:,} {'sample' if nan == 1 else 'samples'} without a reading (NaN) dropped")
-    _check(ctx, ordered=ordered)
-    # the destinations the file's series are bound for: a file of inference-server or HAMi series alone
-    # lands no DCGM rows; a file of no series lands (empty) DCGM tables, as it always has
-    bound = {d for (d,) in con.sql("select distinct destination from _series").fetchall()} or {"dcgm"}
+
+
+def _land_staged(files: dict[int, LoadContext]) -> None:
+    """Land each staged file's series and samples in the tables of the destinations its series are bound
+    for: a file of inference-server or HAMi series alone lands no DCGM rows; a file of no series lands
+    (empty) DCGM tables, as it always has."""
+    con = next(iter(files.values())).store.con
+    bound: dict[int, set[str]] = {}
+    for no, destination in con.sql("select distinct file_no, destination from _series").fetchall():
+        bound.setdefault(no, set()).add(destination)
     columns = {
         "dcgm": ", ".join(LABEL_COLUMNS),
         "inference": "inference_server as server, "
         + ", ".join(f"inference_{c} as {c}" for c in INFERENCE_LABEL_COLUMNS),
         "hami": ", ".join(f"hami_{c} as {c}" for c in HAMI_LABEL_COLUMNS),
     }
-    for destination, (series_table, samples_table) in DESTINATIONS.items():
-        if destination not in bound:
-            continue
-        ctx.land(
-            series_table,
-            con.sql(
-                f"select series_id, metric, {columns[destination]}, labels "
-                f"from _series where destination = '{destination}'"
-            ),
-            count=False,
-        )
-        # straight from the table to Parquet, without a trip through Python
-        ctx.land(samples_table, con.sql(_samples_of(destination)))
+    for no, ctx in files.items():
+        for destination, (series_table, samples_table) in DESTINATIONS.items():
+            if destination not in bound.get(no, {"dcgm"}):
+                continue
+            ctx.land(
+                series_table,
+                con.sql(
+                    f"select series_id, metric, {columns[destination]}, labels "
+                    f"from _series where file_no = {no} and destination = '{destination}'"
+                ),
+                count=False,
+            )
+            # straight from the table to Parquet, without a trip through Python
+            ctx.land(samples_table, con.sql(_samples_of(no, destination)))
     con.sql("drop table _samples")
     con.sql("drop table _series")
 
 
-def _samples_of(destination: str) -> str:
-    """The landed samples of the series bound for `destination` (a key of DESTINATIONS)."""
+def _samples_of(no: int, destination: str) -> str:
+    """The landed samples of staged file `no`'s series bound for `destination` (a key of DESTINATIONS)."""
     return (
-        "select series_id, ts, value from _samples "
-        f"where series_no in (select series_no from _series where destination = '{destination}')"
+        f"select series_id, ts, value from _samples where file_no = {no} and series_no in "
+        f"(select series_no from _series where file_no = {no} and destination = '{destination}')"
     )
 
 
@@ -281,6 +338,49 @@ RANGES = {
 }
 
 
+def _ranges() -> str:
+    """RANGES as the rows of a SQL `values` list: (rank, metric, low, high)."""
+    return ", ".join(
+        f"({i}, '{metric}', {low}, {'null' if high is None else high})"
+        for i, (metric, (low, high)) in enumerate(RANGES.items())
+    )
+
+
+# the staged series with an infinite value, a time out of the window ($lo, $hi) or a value out of its
+# metric's range: one grouped pass over the samples
+_UNSOUND_SERIES = f"""
+    with ranges(rank, metric, low, high) as (values {_ranges()}),
+    per_series as (
+        select
+            file_no, series_no, min(ts) as first_ts, max(ts) as last_ts, min(value) as low,
+            max(value) as high, bool_or(isinf(value)) as infinite
+        from _samples group by file_no, series_no
+    )
+    select file_no
+    from per_series p join _series s using (file_no, series_no) left join ranges r using (metric)
+    where p.infinite or p.first_ts < $lo or p.last_ts > $hi or p.low < r.low or p.high > r.high
+"""
+
+
+def _unsound_files(con: duckdb.DuckDBPyConnection, *, ordered: bool) -> set[int]:
+    """The staged files that `_check` or the metric-name check would reject, or that hold a series
+    twice (two series of one label set are a duplicate only when they share a time: their file, loaded
+    alone, says which)."""
+    window = {"lo": EARLIEST_SAMPLE, "hi": datetime.now(UTC) + LATEST_AHEAD}
+    twins = "_series group by file_no, series_id" if ordered else "_samples group by file_no, series_id, ts"
+    return {
+        no
+        for (no,) in con.sql(
+            f"""
+            select file_no from ({_UNSOUND_SERIES})
+            union select file_no from _series where metric is null
+            union select file_no from {twins} having count(*) > 1
+            """,
+            params=window,
+        ).fetchall()
+    }
+
+
 def _check(ctx: LoadContext, *, ordered: bool) -> None:
     """Reject impossible values and duplicated samples, naming the first offending series and time.
 
@@ -293,26 +393,9 @@ def _check(ctx: LoadContext, *, ordered: bool) -> None:
     """
     con = ctx.store.con
     earliest, latest = EARLIEST_SAMPLE, datetime.now(UTC) + LATEST_AHEAD
-    ranges = ", ".join(
-        f"({i}, '{metric}', {low}, {'null' if high is None else high})"
-        for i, (metric, (low, high)) in enumerate(RANGES.items())
-    )
+    ranges = _ranges()
     window = {"lo": earliest, "hi": latest}
-    unsound = con.sql(
-        f"""
-        with ranges(rank, metric, low, high) as (values {ranges}),
-        per_series as (
-            select
-                series_no, min(ts) as first_ts, max(ts) as last_ts, min(value) as low, max(value) as high,
-                bool_or(isinf(value)) as infinite
-            from _samples group by series_no
-        )
-        select count(*) from per_series p join _series s using (series_no) left join ranges r using (metric)
-        where p.infinite or p.first_ts < $lo or p.last_ts > $hi or p.low < r.low or p.high > r.high
-        """,
-        params=window,
-    ).fetchall()[0][0]
-    if unsound:
+    if con.sql(f"select count(*) from ({_UNSOUND_SERIES})", params=window).fetchall()[0][0]:
         series_no, ts, value, metric, problem = con.sql(
             f"""
             with ranges(rank, metric, low, high) as (values {ranges}),

@@ -10,7 +10,9 @@ read-only:
   HostProviderName, the Allocated* split-cost allocation columns, ContractApplied) where every GPU charge
   GPU Ledger attributes is replaced by its allocated charges, one per job attempt that held the GPUs and one
   for idle, summing to the charge exactly (the mart's documentation says which reading of 1.3 it takes), to
-  one file;
+  one file; `ContractApplied` names the commitment on the usage it covered, and the allocated charges of
+  serving pods carry their model and tokens in the extensions `focus_spec.AI_EXTENSIONS` (named after the
+  FOCUS 1.5 draft);
 - 1.4: a folder of one CSV per dataset (`export_focus_1_4`): `cost_and_usage.csv`, the 1.3 rows in 1.4's
   columns (ProviderName and PublisherName gone; `CommitmentProgramEligibilityDetails` and `InvoiceDetailId`
   empty: no bill the warehouse reads states them), and `billing_period.csv`, one row per billing period and

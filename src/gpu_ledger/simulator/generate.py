@@ -27,6 +27,7 @@ from gpu_ledger.simulator.writers.events import write_eventbridge
 from gpu_ledger.simulator.writers.focus import write_focus
 from gpu_ledger.simulator.writers.gateway import write_gateway
 from gpu_ledger.simulator.writers.kubernetes import write_kubernetes
+from gpu_ledger.simulator.writers.llm_api import write_llm_api
 from gpu_ledger.simulator.writers.onprem_assets import write_onprem_assets
 from gpu_ledger.simulator.writers.slurm import write_sacct
 
@@ -145,6 +146,7 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
         files.extend(written if isinstance(written, list) else [written])
     files.append(write_onprem_assets(fleet, out))
     files.extend(write_gateway(fleet, totals.token_counts, out))
+    files.extend(write_llm_api(fleet, out))
     allocation_sums = (
         pl.concat(totals.allocation_sums)
         .group_by("allocation")

@@ -26,6 +26,7 @@ from gpu_ledger.simulator.ground_truth_outcomes import inference_token_economics
 from gpu_ledger.simulator.ground_truth_recommendations import recommendations
 from gpu_ledger.simulator.model import Fleet
 from gpu_ledger.simulator.org import UNALLOCATED
+from gpu_ledger.simulator.provider_split import provider_split, truth_by_day
 
 RULES = """# Ground truth
 
@@ -112,6 +113,10 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   x 1e6 / those tokens; energy_j_per_token = energy_kwh x 3.6e6 / all tokens;
   carbon_kg_co2e_per_1m_tokens = the pods' energy x its GPU's kg CO2e per kWh (as for training runs)
   x 1e6 / all tokens; tokens_per_gpu_second = all tokens / (held GPU-hours x 3600).
+- Provider split (`provider_split.csv`), per UTC day x EKS instance (`parent_resource_id`) x pod
+  (`job_key`): AWS split cost allocation data's `split_cost` and `unused_cost` of the pod, as the CUR
+  2.0 split lines carry them (simulator.provider_split: the pod's requests weighed 9 per GPU, 0.9 per
+  vCPU, 0.1 per GiB against the instance's, the unrequested rest spread by split cost).
 
 ## Files
 """
@@ -140,6 +145,7 @@ def write(
         "anomalies.csv": planted_anomalies(fleet, gpu_cost, slices),
         "recommendations.csv": recommendations(fleet, gpu_cost, slices, idle_runs),
         "inference_token_economics.csv": inference_token_economics(fleet, slices, token_counts),
+        "provider_split.csv": truth_by_day(provider_split(fleet)),
     }
     written = []
     for name, frame in tables.items():

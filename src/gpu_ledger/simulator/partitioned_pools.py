@@ -10,7 +10,10 @@
   is an engineer's remote workstation, held all window.
 
 Each slice or guest runs pods one after another, each at least 8 hours in the window: the pods and
-claims are snapshot every 6 hours, and a claim is seen only while its pod runs.
+claims are snapshot every 6 hours from the window's start, and a claim is seen only while its pod runs.
+One pod on the 1g.10gb slice runs entirely between the first two snapshots (SHORT_POD): its claim is in
+no snapshot, only the finished pod's own snapshot names the claim and its template; it pays its g/7 of
+the hours it ran like the others.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from gpu_ledger.simulator.fleet import Pool
 from gpu_ledger.simulator.org import PROJECTS, TEAMS
 
 MIN_HOURS, MAX_HOURS, MAX_GAP_HOURS = 8.0, 30.0, 4.0
+# the 1g.10gb slice's first pod: from 1 to 4 hours into the window, between the snapshots at 0 and 6 hours
+SHORT_POD = ("1g.10gb", 1 * HOUR, 4 * HOUR)
+SNAPSHOT_EVERY = 6 * HOUR
 # who runs on each slice of the DRA MIG node: (project, namespace, pod name)
 SLICE_OWNERS = {
     "4g.40gb": ("llm-finetune", "llm-finetune", "lora-sweep"),
@@ -29,12 +35,12 @@ SLICE_OWNERS = {
 }
 
 
-def back_to_back(b: FleetBuilder) -> list[tuple[int, int | None]]:
-    """(start, end) of pods that follow one another from the window's start, each 8 to 30 hours after a
-    gap of up to 4; the last one that could not be followed by another of 8 hours runs to the window's
-    end (None)."""
+def back_to_back(b: FleetBuilder, after: int = 0) -> list[tuple[int, int | None]]:
+    """(start, end) of pods that follow one another from `after` seconds into the window, each 8 to 30
+    hours after a gap of up to 4; the last one that could not be followed by another of 8 hours runs to
+    the window's end (None)."""
     spans: list[tuple[int, int | None]] = []
-    start = b.t0 + 300
+    start = b.t0 + after + 300
     while True:
         end = start + int(b.rng.uniform(MIN_HOURS, MAX_HOURS) * HOUR)
         if end >= b.t1 - int((MIN_HOURS + MAX_GAP_HOURS) * HOUR):
@@ -51,7 +57,12 @@ def dra_mig(b: FleetBuilder, pool: Pool, nodes: int) -> None:
     for uuid, gi_id, profile, _ in inst.mig:
         project, namespace, name = SLICE_OWNERS[profile]
         memory_mib = catalogue.mig_profiles()[(model, profile)]["memory_gb"] * 1024
-        for start, end in back_to_back(b):
+        spans = (
+            [(b.t0 + SHORT_POD[1], b.t0 + SHORT_POD[2]), *back_to_back(b, SNAPSHOT_EVERY)]
+            if profile == SHORT_POD[0]
+            else back_to_back(b)
+        )
+        for start, end in spans:
             key = _pod(b, inst, project, namespace, f"{name}-{b.suffix()}", start, end, profile)
             level = float(b.rng.uniform(0.3, 0.8))
             b.allocate(key, uuid, gi_id, start, end or b.t1, "batch", level, int(memory_mib * 0.6))

@@ -1,9 +1,11 @@
 """Data health: what was loaded per source and what was rejected, how far each source's data reaches,
-what validation found, which billed accelerators nobody identifies, which GPUs several jobs held at
-once without saying how they shared them, and whether every billed GPU dollar reconciles.
+what validation found, which billed accelerators nobody identifies, which GPU-hours were shared without
+a declared or measured share deciding the split, whether every billed GPU dollar reconciles, and how the
+providers' own split of shared instances compares with ours (gpu_ledger.app.provider_split).
 
 Everything comes from the published warehouse (marts fct_data_loads, fct_data_freshness,
-fct_validation_results, fct_unknown_accelerators, fct_gpu_hour_allocations, fct_cost_reconciliation):
+fct_validation_results, fct_unknown_accelerators, fct_unknown_gpu_sharing, fct_cost_reconciliation,
+fct_provider_split_reconciliation):
 the app never opens the landed store.
 """
 
@@ -15,7 +17,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from gpu_ledger.app import data, figures, filters
+from gpu_ledger.app import data, figures, filters, provider_split
 from gpu_ledger.read.status import WITHOUT
 
 GROUPS = list(WITHOUT)  # billing, telemetry, scheduler, events, business
@@ -371,39 +373,44 @@ def _gpu_identity() -> None:
     )
 
 
-def _undeclared_sharing() -> None:
-    st.subheader("GPU sharing: GPUs several jobs held at once, each said to hold it alone")
+# what each reason of fct_unknown_gpu_sharing means, for the page's warnings
+SHARING_GAPS = {
+    "claim_share_unknown": (
+        "held by pods whose DRA claims no snapshot saw (they ran between two `kubectl get resourceclaims` "
+        "snapshots) and whose share nothing else says: each is charged a GPU of its node per claim. Take "
+        "the claims snapshot more often, or give the pods claims made from a template other pods use."
+    ),
+    "undeclared_overlap": (
+        "held by several jobs at once, each of which its scheduler says held the GPU alone (no MIG slice, "
+        "HAMi, shard or MPS share, no time-slicing label): the sharing is not declared, and their "
+        "GPU-hours are split in proportion to the time each job held them. Check the nodes' "
+        "nvidia.com/gpu.sharing-strategy label or the jobs' GPU requests."
+    ),
+    "no_declared_share": (
+        "shared by jobs at least one of which declares no share of it (time-slicing, MPS without a thread "
+        "percentage, a vGPU guest) and none measured: their GPU-hours are split by the time each held them."
+    ),
+}
+
+
+def _unknown_sharing() -> None:
+    st.subheader("GPU sharing: GPU-hours whose split no declared or measured share decides")
     gpus = data.query(
-        """with slice_hours as (
-               select gpu_id, hour_start, coalesce(mig_instance_id, -1) as slice,
-                      sum(share * allocated_seconds) / 3600 as held, count(distinct job_key) as jobs,
-                      sum(cost) as cost
-               from marts.fct_gpu_hour_allocations
-               where consumer_type = 'job'
-               group by all
-               having bool_and(sharing_mode = 'exclusive')
-           )
-           select h.gpu_id, g.host, g.gpu_model, count(*) as gpu_hours, max(h.jobs) as most_jobs_at_once,
-                  sum(h.cost)::double as cost, min(h.hour_start) as first_hour, max(h.hour_start) as last_hour
-           from slice_hours as h
+        """select u.gpu_id, g.host, g.gpu_model, u.reason, count(*) as gpu_hours,
+                  max(u.holders) as most_jobs_at_once, sum(u.cost)::double as cost,
+                  min(u.hour_start) as first_hour, max(u.hour_start) as last_hour
+           from marts.fct_unknown_gpu_sharing as u
            left join marts.dim_gpus as g using (gpu_id)
-           where h.jobs > 1 and h.held > 1.001
            group by all
-           order by cost desc, h.gpu_id"""
+           order by cost desc, u.gpu_id, u.reason"""
     )
     if gpus.empty:
-        st.success(
-            "No GPU was held by more jobs at once than it holds: every shared GPU says how it is shared."
-        )
+        st.success("Every shared GPU-hour is split by what its holders declared or what was measured.")
         return
-    several = f"{len(gpus):,} GPU{'s were' if len(gpus) != 1 else ' was'} held by several jobs at once"
-    st.warning(
-        f"{several}, each of which its scheduler says held the GPU alone (no MIG slice, HAMi, shard or MPS "
-        "share, no time-slicing label): the sharing is not declared, and their GPU-hours are split in "
-        "proportion to the time each job held them. Check the nodes' nvidia.com/gpu.sharing-strategy label "
-        "or the jobs' GPU requests.",
-        icon=":material/call_split:",
-    )
+    for reason, says in SHARING_GAPS.items():
+        n = gpus.loc[gpus["reason"] == reason, "gpu_id"].nunique()
+        if n:
+            st.warning(f"{n:,} GPU{'s were' if n != 1 else ' was'} {says}", icon=":material/call_split:")
     figures.table(
         gpus,
         hide_index=True,
@@ -411,7 +418,8 @@ def _undeclared_sharing() -> None:
             "gpu_id": st.column_config.TextColumn("GPU"),
             "host": "Host",
             "gpu_model": "GPU model",
-            "gpu_hours": st.column_config.NumberColumn("GPU-hours over-held"),
+            "reason": st.column_config.TextColumn("Why the split is a guess"),
+            "gpu_hours": st.column_config.NumberColumn("GPU-hours"),
             "most_jobs_at_once": st.column_config.NumberColumn("Most jobs at once"),
             "cost": st.column_config.NumberColumn("Cost of those hours (USD)", format="dollar"),
             "first_hour": st.column_config.DatetimeColumn("First (UTC)", format="YYYY-MM-DD HH:mm"),
@@ -454,5 +462,8 @@ if filters.require_warehouse():
         _validation(now)
     if filters.require_mart("fct_unknown_accelerators", "GPU identity"):
         _gpu_identity()
-    _undeclared_sharing()
+    if filters.require_mart("fct_unknown_gpu_sharing", "GPU sharing"):
+        _unknown_sharing()
     _reconciliation()
+    if filters.require_mart("fct_provider_split_reconciliation", "Provider splits"):
+        provider_split.section()

@@ -17,6 +17,7 @@ Line items (one billing period per calendar month the simulated window touches):
 | commitment hour, savings plan | `SavingsPlanRecurringFee` | commitment to date and used commitment |
 | bought in the window, upfront | `Fee` (RI, with ARN) / `SavingsPlanUpfrontFee` | the purchase itself |
 | `fleet.charges`, provider aws | `Tax` / `Credit` / `Fee` / `Usage` | as the charge says |
+| EKS pod-hour, per resource | `Usage` | split cost allocation data (`aws_cur_split`), cost in `split_*` |
 
 Unlike AWS, which writes one `RIFee` line per reservation per month, `RIFee` lines here are hourly like
 the savings plan fee lines, so that every commitment hour's unused cost can be checked against the bill.
@@ -69,6 +70,7 @@ import numpy as np
 import polars as pl
 
 from gpu_ledger.simulator.model import Fleet
+from gpu_ledger.simulator.provider_split import provider_split
 from gpu_ledger.simulator.writers.aws_cur_files import EXPORT_NAME, deliver
 from gpu_ledger.simulator.writers.aws_cur_lines import (
     charge_lines,
@@ -76,6 +78,7 @@ from gpu_ledger.simulator.writers.aws_cur_lines import (
     upfront_lines,
     usage_lines,
 )
+from gpu_ledger.simulator.writers.aws_cur_split import split_lines
 from gpu_ledger.simulator.writers.billing_periods import BillingPeriod, billing_periods
 
 LEGAL_ENTITY = "Amazon Web Services, Inc."
@@ -98,11 +101,12 @@ def write_aws_cur(fleet: Fleet, out: Path) -> list[Path]:
     export_arn = f"arn:aws:bcm-data-exports:us-east-1:{payer_id}:export/{EXPORT_NAME}-{_uuid(rng)}"
     root = Path(out) / "billing" / "aws" / EXPORT_NAME
     com_info = _commitment_info(commitments)
+    pod_lines = split_lines(provider_split(fleet), fleet.instances)
     written: list[Path] = []
     for period in billing_periods(fleet.config.start, fleet.config.end):
         prelim_id, final_id = _uuid(rng), _uuid(rng)
         invoice_id = str(rng.integers(10**9, 10**10))
-        lines = _period_lines(fleet, inst, com_info, charges, period)
+        lines = _period_lines(fleet, inst, com_info, charges, pod_lines, period)
         lines = lines.with_columns(
             pl.lit(payer_id).alias("bill_payer_account_id"),
             pl.lit(accounts[payer_id]).alias("bill_payer_account_name"),
@@ -170,17 +174,20 @@ def _period_lines(
     inst: pl.DataFrame,
     com_info: pl.DataFrame,
     charges: pl.DataFrame,
+    pod_lines: pl.DataFrame,
     period: BillingPeriod,
 ) -> pl.DataFrame:
     """Every line item of one billing period (the final version), in a stable order."""
     in_period = (pl.col("hour_start") >= period.start) & (pl.col("hour_start") < period.end)
     ih = fleet.instance_hours.filter(in_period)
     ch = fleet.commitment_hours.filter(in_period)
+    starts = pl.col("line_item_usage_start_date")
     parts = [
         usage_lines(ih, inst, com_info),
         commitment_fee_lines(ch, com_info),
         upfront_lines(com_info, period),
         charge_lines(charges, period),
+        pod_lines.filter((starts >= period.start) & (starts < period.end)) if pod_lines.height else pod_lines,
     ]
     lines = (
         pl.concat([p for p in parts if p.height], how="diagonal_relaxed")

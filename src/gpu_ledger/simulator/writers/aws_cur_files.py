@@ -141,6 +141,15 @@ _COLUMNS: list[tuple[str, pa.DataType]] = [
     ("savings_plan_start_time", _S),
     ("savings_plan_total_commitment_to_date", _F),
     ("savings_plan_used_commitment", _F),
+    ("split_line_item_actual_usage", _F),
+    ("split_line_item_parent_resource_id", _S),
+    ("split_line_item_public_on_demand_split_cost", _F),
+    ("split_line_item_public_on_demand_unused_cost", _F),
+    ("split_line_item_reserved_usage", _F),
+    ("split_line_item_split_cost", _F),
+    ("split_line_item_split_usage", _F),
+    ("split_line_item_split_usage_ratio", _F),
+    ("split_line_item_unused_cost", _F),
 ]
 CUR_SCHEMA = pa.schema([pa.field(name, dtype) for name, dtype in _COLUMNS])
 """The CUR 2.0 columns written, in the order the files hold them."""

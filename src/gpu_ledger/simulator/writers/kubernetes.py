@@ -183,7 +183,7 @@ class _PodRenderer:
         }
         if self.claim:
             spec["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
-            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimName": self.claim}]
+            spec["resourceClaims"] = [sharing.pod_claim(job)]
         last_change = submitted if pending else (ended if terminal else started)
         metadata: dict = {
             "creationTimestamp": k8s_time(submitted),
@@ -219,6 +219,8 @@ class _PodRenderer:
             "qosClass": "Guaranteed",
             "startTime": k8s_time(started),
         }
+        if (made := sharing.claim_status(job)) is not None:
+            status["resourceClaimStatuses"] = made
         cstatus: dict = {
             "containerID": self.container_id,
             "image": self.image,

@@ -12,10 +12,13 @@
 - DRA: no device plugin, so no `nvidia.com/gpu`; a ResourceClaim (`kubectl get resourceclaims -A -o
   json`, written here at each pod snapshot) with NVIDIA's driver's TimeSlicing GpuConfig is allocated
   the node's `gpu-0` and reserved for the pods that use it; each pod names the claim in its spec.
-- DRA on a MIG-partitioned GPU (a DRA pool with a `mig_layout`): each pod has its own claim that asks
-  the class `mig.nvidia.com` for one slice by a CEL selector on its profile, as NVIDIA's examples do;
-  it is allocated the static MIG device of that profile (MIG_DEVICES) while the pod runs (the claim
-  controller frees it when the pod is done). The pod asks for no extended resource.
+- DRA on a MIG-partitioned GPU (a DRA pool with a `mig_layout`): each pod names a ResourceClaimTemplate
+  for its profile (`mig-1g-10gb`), from which the claim controller makes the pod its own claim
+  (`<pod>-gpu-<suffix>`, named in the pod's status.resourceClaimStatuses) asking the class
+  `mig.nvidia.com` for one slice by a CEL selector on its profile, as NVIDIA's examples do; it is
+  allocated the static MIG device of that profile (MIG_DEVICES) while the pod runs and deleted with the
+  pod, so a pod that runs between two snapshots leaves no claim in them. The pod asks for no extended
+  resource.
 """
 
 from __future__ import annotations
@@ -92,11 +95,27 @@ def pod_resources(job: dict, resources: dict[str, str]) -> dict[str, str]:
 
 
 def claim_name(job: dict) -> str | None:
-    """The ResourceClaim the pod uses, for a pod on a DRA node."""
+    """The ResourceClaim the pod uses, for a pod on a DRA node: the node's shared claim, or the claim
+    made for a MIG pod from its template (the controller's `<pod>-<entry>-<5 characters>`)."""
     node = (job["hostnames"] or [None])[0]
     if not node or _sharing(job["partition"])[0] != "dra":
         return None
-    return f"{job['name']}-mig" if job["mig_profile"] else f"{node}-{DRA_REQUEST}"
+    made = uuid.uuid5(uuid.NAMESPACE_URL, f"resourceclaim/{job['job_id']}").hex[:5]
+    return f"{job['name']}-gpu-{made}" if job["mig_profile"] else f"{node}-{DRA_REQUEST}"
+
+
+def pod_claim(job: dict) -> dict:
+    """The pod's spec.resourceClaims entry: its MIG profile's template, or the node's shared claim."""
+    if job["mig_profile"]:
+        return {"name": "gpu", "resourceClaimTemplateName": "mig-" + job["mig_profile"].replace(".", "-")}
+    return {"name": "gpu", "resourceClaimName": claim_name(job)}
+
+
+def claim_status(job: dict) -> list[dict] | None:
+    """The started pod's status.resourceClaimStatuses: the claim made for it from its template."""
+    if not job["mig_profile"] or (name := claim_name(job)) is None:
+        return None
+    return [{"name": "gpu", "resourceClaimName": name}]
 
 
 def claim_snapshots(
@@ -203,7 +222,8 @@ def claim_snapshots(
 
 
 def _mig_claim(pod: dict, k8s_time: Callable[[datetime], str]) -> dict:
-    """A running pod's own claim on one MIG slice of its node's GPU, allocated and reserved for it."""
+    """A running pod's own claim on one MIG slice of its node's GPU, made from its template, allocated
+    and reserved for it."""
     name, node, profile = claim_name(pod), pod["hostnames"][0], pod["mig_profile"]
     request = "mig-" + profile.replace(".", "-")
     selector = f"device.attributes['{DRA_DRIVER}'].profile == '{profile}'"
@@ -211,7 +231,9 @@ def _mig_claim(pod: dict, k8s_time: Callable[[datetime], str]) -> dict:
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
         "metadata": {
+            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
             "creationTimestamp": k8s_time(pod["started_at"]),
+            "generateName": f"{pod['name']}-gpu-",
             "name": name,
             "namespace": pod["namespace"],
             "ownerReferences": [

@@ -5,7 +5,9 @@ Recognised by its snake_case columns (`line_item_line_item_type`, `line_item_usa
 CUR 2.0 name; types are made uniform whichever container the export used, so Parquet and CSV deliveries
 of one account can be compared and replace each other:
 
-- costs, amounts and rates DOUBLE (CUR 2.0 writes rates as strings: a non-numeric rate is an error);
+- costs, amounts and rates DOUBLE (CUR 2.0 writes rates as strings: a non-numeric rate is an error),
+  and so every split cost allocation column (`split_line_item_*`: usages, ratios, costs) but the parent
+  resource id;
 - billing-period and usage dates TIMESTAMPTZ (Parquet timestamps carry no zone; AWS writes UTC);
 - `resource_tags`, `product`, `cost_category` MAP(VARCHAR, VARCHAR), `discount` MAP(VARCHAR, DOUBLE)
   (Parquet maps as they are, CSV JSON objects parsed);
@@ -53,6 +55,8 @@ def cur_kind(name: str) -> str:
         return _MAPS[name]
     if name in _TIMESTAMPS:
         return "timestamptz"
+    if name.startswith("split_line_item_") and not name.endswith("_id"):
+        return "double"
     if name.startswith("product_") or name.startswith("pricing_rate_") or name.endswith("_id"):
         return "varchar"
     if name in ("pricing_unit", "pricing_term", "pricing_currency"):

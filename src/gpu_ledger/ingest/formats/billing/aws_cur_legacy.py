@@ -6,7 +6,9 @@ Recognised by its `category/Column` header (`lineItem/UsageStartDate`, `lineItem
 by the same rules as `raw.aws_cur`, so one staging model can read both. The per-tag columns
 (`resourceTags/user:team`, `resourceTags/aws:createdBy`) become one `resource_tags` MAP keyed by the
 tag's name as AWS spells it (`user:team`), an empty cell leaving the key out, as CUR 2.0 does; likewise
-`costCategory/*` becomes `cost_category`.
+`costCategory/*` becomes `cost_category`. Split cost allocation data (`splitLineItem/SplitCost`,
+`splitLineItem/ParentResourceId`, ...) lands as CUR 2.0's `split_line_item_*` columns do: every usage,
+ratio and cost a DOUBLE (a value that is none refuses the file), the parent resource id text.
 
 Restatement: scope `aws_cur/<payer account>/<YYYY-MM>` (as CUR 2.0: the same bill), version the file's
 modification time (legacy manifests carry no export time).

@@ -25,7 +25,7 @@ over app containers and maxed with init containers, as the scheduler counts them
 `gpumem-percentage`) are per GPU each container holds, so they are not summed: `gpu_resources` keeps
 their mean over the pod's GPUs (each container's value weighted by its `nvidia.com/gpu`).
 `disruption` is true when the pod has a `DisruptionTarget` condition with status True (node shutdown,
-spot reclaim, preemption, eviction).
+spot reclaim, preemption, eviction). `claim_templates` and `claim_names`: its DRA claims (pod_claims.py).
 
 `raw.k8s_nodes` (one row per node per snapshot): `spec.providerID` gives the cloud and instance:
 `aws:///<az>/i-...` -> instance_id `i-...`; `azure:///subscriptions/.../virtualMachines/<vm>` ->
@@ -49,7 +49,7 @@ from pathlib import Path
 import polars as pl
 
 from gpu_ledger.ingest.base import Format, LoadContext
-from gpu_ledger.ingest.formats.schedulers.hami_register import gpu_indexes
+from gpu_ledger.ingest.formats.schedulers import hami_register, pod_claims
 from gpu_ledger.ingest.sniff import Sniff, open_text
 
 POD_KINDS = ("Pod", "PodList")
@@ -59,6 +59,7 @@ DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass")
 _STAMP_COMPACT = re.compile(r"(\d{8}T\d{6})(?:\.\d+)?Z")
 _STAMP_ISO = re.compile(r"(\d{4}-\d\d-\d\d[T_ ]\d\d[:\-]?\d\d[:\-]?\d\d)(?:\.\d+)?Z")
 _MIG = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb)$")
+_MIG_COUNT = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb)\.count$")  # a node label: MIG devices of a profile
 # HAMi's requests of part of each GPU a container holds: percent of its cores, MiB and percent of its memory
 HAMI_PER_GPU = ("nvidia.com/gpucores", "nvidia.com/gpumem", "nvidia.com/gpumem-percentage")
 _JSON_KIND = re.compile(r'"kind"\s*:\s*"(\w+)"')
@@ -94,6 +95,7 @@ POD_SCHEMA: dict[str, pl.DataType] = {
     "mig_count": pl.Int64,
     "gpu_resources": COUNTS,
     "containers": pl.List(pl.String),
+    **pod_claims.COLUMNS,
     "qos_class": pl.String,
     "_source_file": pl.String,
     "_source_row": pl.Int64,
@@ -354,6 +356,7 @@ def _pod_row(ctx: LoadContext, pod: dict, row: int) -> dict:
         "mig_count": sum(n for p, n in mig if p == mig[0][0]) if mig else 0,
         "gpu_resources": [{"key": k, "value": v} for k, v in sorted(requests.items())],
         "containers": [c.get("name") for c in spec.get("containers") or []],
+        **pod_claims.claim_columns(spec, status),
         "qos_class": status.get("qosClass"),
         "_source_row": row,
     }
@@ -426,11 +429,7 @@ def _node_row(ctx: LoadContext, node: dict, row: int) -> dict:
     labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
     provider, instance_id = parse_provider_id(spec.get("providerID"))
     cap, cap_label = capacity_type(labels, provider)
-    mig_devices = {
-        m.group(1): int(v)
-        for k, v in labels.items()
-        if (m := re.match(r"^nvidia\.com/mig-(\d+g\.\d+gb)\.count$", k)) and v.isdigit()
-    }
+    mig_devices = {m[1]: int(v) for k, v in labels.items() if (m := _MIG_COUNT.match(k)) and v.isdigit()}
     capacity, allocatable = status.get("capacity") or {}, status.get("allocatable") or {}
     for k, v in capacity.items():
         if (m := _MIG.match(k)) and m.group(1) not in mig_devices:
@@ -463,7 +462,7 @@ def _node_row(ctx: LoadContext, node: dict, row: int) -> dict:
         "gpu_sharing_strategy": labels.get("nvidia.com/gpu.sharing-strategy"),
         "mig_strategy": labels.get("nvidia.com/mig.strategy"),
         "mig_devices": [{"key": k, "value": v} for k, v in sorted(mig_devices.items())],
-        "hami_gpu_indexes": gpu_indexes(meta.get("annotations")),
+        "hami_gpu_indexes": hami_register.gpu_indexes(meta.get("annotations")),
         "capacity_gpus": _count(ctx, gpu_cap, row, "status.capacity.nvidia.com/gpu") if gpu_cap else None,
         "allocatable_gpus": (gpu_alloc or None)
         and _count(ctx, gpu_alloc, row, "status.allocatable.nvidia.com/gpu"),

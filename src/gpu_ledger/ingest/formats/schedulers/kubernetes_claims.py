@@ -26,6 +26,9 @@ device fields for a claim not yet allocated, so that a pending claim is seen.
   (`device.attributes['gpu.nvidia.com'].profile == '1g.5gb'`): a static MIG device's name
   (`gpu-1-mig-19-4-1`: the GPU's minor, GPU instance profile ID, placement start and size) says no
   profile. `is_mig` says the device is a MIG device by its name, its class or such a selector.
+- `mig_profile_id` is the GPU instance profile ID a MIG device's name carries (`gpu-1-mig-19-4-1` -> 19,
+  `gpu-0-mig-1g12gb-19-4` -> 19), the ID `nvidia-smi mig -lgip` lists: with the GPU's model it names the
+  profile where nothing else does (seeds/mig_profile_ids.csv, int_workloads__attempts).
 - `sharing_strategy` (TimeSlicing, MPS) and `mps_active_thread_pct` come from the opaque config the
   driver applies to the device, as NVIDIA's driver picks it: of the allocation's configs (the class's
   before the claim's; the claim's own `spec.devices.config` when the allocation repeats none), the last
@@ -54,7 +57,8 @@ TABLE = "k8s_resource_claims"
 SPEC_KINDS = ("ResourceClaimTemplate", "DeviceClass")
 EXTENDED_RESOURCE = "resource.kubernetes.io/extended-resource-claim"
 _GPU_DEVICE = re.compile(r"^gpu-([0-9]{1,9})(-mig-(.+))?$")
-_NAME_PROFILE = re.compile(r"^(\d+g)(\d+gb)(-me)?-\d+(?:-\d+)*$")  # the -mig- part of newer drivers' names
+_NAME_PROFILE = re.compile(r"^(\d+g)(\d+gb)(-me)?-(\d+)(?:-\d+)*$")  # the -mig- part of newer drivers' names
+_STATIC_NAME = re.compile(r"^(\d+)-\d+-\d+$")  # static MIG: profile ID, placement start and size
 _CLASS_PROFILE = re.compile(r"^mig-(\d+g)[-.](\d+gb)\.")
 _SELECTOR_PROFILE = re.compile(
     r"device\.attributes\[(['\"])gpu\.nvidia\.com\1\]\.profile\s*==\s*(['\"])(\d+g)\.(\d+gb)(\+me)?\2"
@@ -78,6 +82,7 @@ CLAIM_SCHEMA: dict[str, pl.DataType] = {
     "gpu_index": pl.Int32,
     "is_mig": pl.Boolean,
     "mig_profile": pl.String,
+    "mig_profile_id": pl.Int32,
     "sharing_strategy": pl.String,
     "mps_active_thread_pct": pl.Int32,
     "reserved_for_uids": pl.List(pl.String),
@@ -168,13 +173,14 @@ def _sharing(
 
 def _device(
     name: str | None, device_class: str | None, selected: str | None
-) -> tuple[int | None, bool | None, str | None]:
-    """(gpu_index, is_mig, mig_profile) from NVIDIA's device name, the request's device class and the
-    profile its selectors ask for."""
+) -> tuple[int | None, bool | None, str | None, int | None]:
+    """(gpu_index, is_mig, mig_profile, mig_profile_id) from NVIDIA's device name, the request's device
+    class and the profile its selectors ask for."""
     if name is None:
-        return None, None, None
+        return None, None, None, None
     m = _GPU_DEVICE.match(name)
     named = _NAME_PROFILE.match(m.group(3)) if m and m.group(3) else None
+    static = _STATIC_NAME.match(m.group(3)) if m and m.group(3) else None
     by_class = _CLASS_PROFILE.match(device_class or "")
     if named:
         profile: str | None = f"{named.group(1)}.{named.group(2)}" + ("+me" if named.group(3) else "")
@@ -182,10 +188,12 @@ def _device(
         profile = f"{by_class.group(1)}.{by_class.group(2)}"
     else:
         profile = selected
+    profile_id = named.group(4) if named else static.group(1) if static else None
     return (
         int(m.group(1)) if m else None,
         bool(m and m.group(2)) or by_class is not None or selected is not None,
         profile,
+        None if profile_id is None else int(profile_id),
     )
 
 
@@ -219,7 +227,7 @@ def _claim_rows(ctx: LoadContext, claim: dict, row: int) -> list[dict]:
     for i, result in enumerate(results, start=1):
         request, device = _str(result.get("request")), _str(result.get("device"))
         device_class, selected = classes.get(request or "", (None, None))
-        gpu_index, is_mig, mig_profile = _device(device, device_class, selected)
+        gpu_index, is_mig, mig_profile, mig_profile_id = _device(device, device_class, selected)
         strategy, pct = _sharing(ctx, configs, result, bool(is_mig), row)
         rows.append(
             common
@@ -233,6 +241,7 @@ def _claim_rows(ctx: LoadContext, claim: dict, row: int) -> list[dict]:
                 "gpu_index": gpu_index,
                 "is_mig": is_mig,
                 "mig_profile": mig_profile,
+                "mig_profile_id": mig_profile_id,
                 "sharing_strategy": strategy,
                 "mps_active_thread_pct": pct,
             }

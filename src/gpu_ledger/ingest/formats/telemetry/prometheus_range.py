@@ -22,56 +22,64 @@ def detect(s: Sniff) -> bool:
     return head.startswith("{") and '"status"' in head[:200] and bool(_MATRIX.search(head[:400]))
 
 
+COLUMNS = (
+    "{'status': 'VARCHAR', "
+    "'data': 'STRUCT(resultType VARCHAR, result STRUCT(metric JSON, \"values\" VARCHAR[][])[])'}"
+)
+
+
 def _answers(ctx: LoadContext) -> str:
     """The file's JSON documents, each a row (status, data), read by DuckDB's JSON reader from `$path`."""
     compression = "gzip" if is_gzip(ctx.path) else "none"
-    columns = (
-        "{'status': 'VARCHAR', "
-        "'data': 'STRUCT(resultType VARCHAR, result STRUCT(metric JSON, \"values\" VARCHAR[][])[])'}"
-    )
     return (
-        f"read_json($path, columns={columns}, format='unstructured', compression='{compression}', "
+        f"read_json($path, columns={COLUMNS}, format='unstructured', compression='{compression}', "
         f"maximum_object_size={content_size(ctx.path) + 1024})"
     )
 
 
+# each series' points as two lists of numbers, and whether every point is sound: its timestamp a time
+# later than the previous one (Prometheus returns each series' points in time order; anything else is a
+# damaged file) and its value a number. The samples unnest the lists. The answer's own fields ride along
+# on every series, so the file is read once. `{answers}`: rows (file_no, documents, status, data).
+LISTS = f"""
+    create or replace temp table _lists as
+    with answers as ({{answers}}),
+    result as (
+        select
+            file_no, documents, status, data.resultType as result_type,
+            unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no
+        from answers
+    ),
+    parsed as (
+        select
+            file_no, documents, status, result_type, series_no,
+            r.metric as metric,
+            list_transform(r."values", lambda v: try_cast(v[1] as double)) as t,
+            list_transform(r."values", lambda v: try_cast(v[2] as double)) as value
+        from result
+    )
+    select
+        *,
+        list_bool_and(list_transform(range(1, len(t) + 1), lambda k: coalesce(
+            abs(t[k]) < {telemetry.TIMESTAMP_LIMIT_S}
+            and value[k] is not null
+            and (k = 1 or t[k] > t[k - 1]), false))) is not false as is_sound
+    from parsed
+"""
+SERIES = (
+    "select file_no, series_no, json_transform(metric, '\"MAP(VARCHAR, VARCHAR)\"') as labels from _lists"
+)
+SAMPLES = """
+    select file_no, series_no, to_timestamp(t) as ts, value
+    from (select file_no, series_no, unnest(t) as t, unnest(value) as value from _lists)
+"""
+
+
 def load(ctx: LoadContext) -> None:
     con = ctx.store.con
-    # each series' points as two lists of numbers, and whether every point is sound: its timestamp a
-    # time later than the previous one (Prometheus returns each series' points in time order;
-    # anything else is a damaged file) and its value a number. The samples unnest the lists. The
-    # answer's own fields ride along on every series, so the file is read once.
+    answers = f"select 0 as file_no, count(*) over () as documents, status, data from {_answers(ctx)}"
     try:
-        con.sql(
-            f"""
-            create or replace temp table _lists as
-            with answers as (
-                select status, data, count(*) over () as documents from {_answers(ctx)}
-            ),
-            result as (
-                select
-                    documents, status, data.resultType as result_type,
-                    unnest(data.result) as r, generate_subscripts(data.result, 1) as series_no
-                from answers
-            ),
-            parsed as (
-                select
-                    documents, status, result_type, series_no,
-                    r.metric as metric,
-                    list_transform(r."values", lambda v: try_cast(v[1] as double)) as t,
-                    list_transform(r."values", lambda v: try_cast(v[2] as double)) as value
-                from result
-            )
-            select
-                *,
-                list_bool_and(list_transform(range(1, len(t) + 1), lambda k: coalesce(
-                    abs(t[k]) < {telemetry.TIMESTAMP_LIMIT_S}
-                    and value[k] is not null
-                    and (k = 1 or t[k] > t[k - 1]), false))) is not false as is_sound
-            from parsed
-            """,
-            params={"path": str(ctx.path)},
-        )
+        con.sql(LISTS.format(answers=answers), params={"path": str(ctx.path)})
     except Exception as exc:  # DuckDB names the JSON problem; we name the file
         raise ctx.error(f"not a readable Prometheus query_range answer: {exc}", expected="JSON") from exc
     documents, status, result_type, damaged = con.sql(
@@ -92,17 +100,42 @@ def load(ctx: LoadContext) -> None:
         raise ctx.error(f"resultType is {result_type!r}", column="resultType", expected="matrix")
     if damaged:
         raise _first_damaged_point(ctx)
-    series = con.sql(
-        """select series_no, json_transform(metric, '"MAP(VARCHAR, VARCHAR)"') as labels from _lists"""
-    )
-    samples = con.sql(
-        """
-        select series_no, to_timestamp(t) as ts, value
-        from (select series_no, unnest(t) as t, unnest(value) as value from _lists)
-        """
-    )
+    series = con.sql(f"select series_no, labels from ({SERIES})")
+    samples = con.sql(f"select series_no, ts, value from ({SAMPLES})")
     telemetry.land_series(ctx, series, samples, ordered=True)
     con.sql("drop table _lists")
+
+
+def load_many(ctxs: list[LoadContext]) -> list[LoadContext]:
+    """Land several answers read in one statement; returns those not landed (each then loaded alone):
+    any answer that is not one sound, successful matrix with series, or compressed unlike the first."""
+    con = ctxs[0].store.con
+    gzipped = is_gzip(ctxs[0].path)
+    alike = [ctx for ctx in ctxs if is_gzip(ctx.path) == gzipped]
+    unlike = [ctx for ctx in ctxs if is_gzip(ctx.path) != gzipped]
+    paths = [str(ctx.path) for ctx in alike]
+    answers = (
+        "select list_position($paths, filename) - 1 as file_no, "
+        "count(*) over (partition by filename) as documents, status, data "
+        f"from read_json($paths, columns={COLUMNS}, format='unstructured', filename=true, "
+        f"compression='{'gzip' if gzipped else 'none'}', "
+        f"maximum_object_size={max(content_size(ctx.path) for ctx in alike) + 1024})"
+    )
+    con.sql(LISTS.format(answers=answers), params={"paths": paths})
+    sound = {
+        no
+        for (no,) in con.sql(
+            "select file_no from _lists group by file_no having any_value(documents) = 1 "
+            "and bool_and(status = 'success' and result_type = 'matrix' and is_sound)"
+        ).fetchall()
+    }
+    unsound: list[LoadContext] = []
+    if sound:
+        con.sql(f"delete from _lists where file_no not in ({', '.join(str(no) for no in sound)})")
+        files = {no: alike[no] for no in sorted(sound)}
+        unsound = telemetry.land_batch(files, con.sql(SERIES), con.sql(SAMPLES), ordered=True)
+    con.sql("drop table _lists")
+    return unlike + [ctx for no, ctx in enumerate(alike) if no not in sound] + unsound
 
 
 def _first_damaged_point(ctx: LoadContext) -> IngestError:
@@ -165,4 +198,5 @@ FORMAT = Format(
     detect=detect,
     load=load,
     independent=True,
+    load_many=load_many,
 )
