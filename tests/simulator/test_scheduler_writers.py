@@ -753,6 +753,22 @@ def test_eventbridge_ids_are_unique_and_deterministic(tmp_path: Path) -> None:
     assert all(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", i) for i in ids)
 
 
+def test_eventbridge_delays_of_an_instance_do_not_move_when_another_is_added(tmp_path: Path) -> None:
+    """Each instance draws its pending and terminated delays from a stream of its own (seed + instance id):
+    a fleet with one AWS instance more gives every other instance the very same events."""
+    fleet = events_fleet(tmp_path)
+    before = read_events(write_eventbridge(fleet, tmp_path / "before"))
+    extra = instance(instance_id="i-0000000000000000a", launched_at=at(10), terminated_at=at(20))
+    grown = make_fleet(
+        tmp_path,
+        instances=[extra, *fleet.instances.to_dicts()],
+        spot_interruptions=fleet.spot_interruptions.to_dicts(),
+    )
+    after = read_events(write_eventbridge(grown, tmp_path / "after"))
+    assert [ev for ev in after if ev["detail"]["instance-id"] != extra["instance_id"]] == before
+    assert len(after) == len(before) + 4
+
+
 # --------------------------------------------------------------------------------------------- business
 
 

@@ -1,5 +1,6 @@
 """The simulated Kubernetes nodes whose GPU pods share (fleet.SHARED_K8S_POOLS) land through the real
-parsers as sharing: the device plugin's node labels, HAMi's requests and the DRA claims."""
+parsers as sharing: the device plugin's node labels, HAMi's requests, its registration of the node's GPU
+and its vGPU monitor's series, and the DRA claims."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from gpu_ledger.simulator.model import SimulationConfig
 
 @pytest.fixture(scope="module")
 def landed(tmp_path_factory) -> RawStore:
-    """The Kubernetes snapshots of a one-day full fleet, landed."""
+    """The Kubernetes snapshots and HAMi's vGPU monitor series of a one-day full fleet, landed."""
     root = tmp_path_factory.mktemp("shared-k8s")
     start = datetime(2026, 10, 1, tzinfo=UTC)
     config = SimulationConfig(
@@ -24,7 +25,8 @@ def landed(tmp_path_factory) -> RawStore:
     )
     simulate(config, show_progress=False)
     with RawStore(root / "landed.duckdb") as store:
-        outcomes = ingest([root / "sim" / "schedulers" / "kubernetes"], store, progress=False)
+        hami = sorted((root / "sim" / "telemetry" / "prometheus").glob("*/hami_*"))
+        outcomes = ingest([root / "sim" / "schedulers" / "kubernetes", *hami], store, progress=False)
         assert all(o.status != "rejected" for o in outcomes), [o.error for o in outcomes]
         yield store
 
@@ -43,6 +45,39 @@ def test_hami_pods_ask_for_cores_and_memory_percent(landed: RawStore):
             from raw.k8s_pods where gpu_resources['nvidia.com/gpucores'] is not null order by 1"""
     ).fetchall()
     assert asked and set(asked) <= {(20, 20), (30, 30), (50, 50)}
+
+
+def test_hami_registers_the_gpu_its_vgpu_monitor_names_on_the_node(landed: RawStore):
+    """The HAMi node runs no DCGM: its `hami.io/node-nvidia-register` annotation is what names its GPU, the
+    one whose UUID HAMi's series carry, at index 0; each series is a pod of that node."""
+    registered = landed.con.sql(
+        """select distinct name, map_keys(hami_gpu_indexes), map_values(hami_gpu_indexes)
+            from raw.k8s_nodes where hami_gpu_indexes is not null"""
+    ).fetchall()
+    assert len(registered) == 1
+    node, uuids, indexes = registered[0]
+    assert indexes == [0]
+    series = landed.con.sql("select distinct gpu_uuid, namespace, pod from raw.hami_series").fetchall()
+    assert series and {uuid for uuid, _, _ in series} == set(uuids)
+    pods = set(
+        landed.con.sql(f"select namespace, name from raw.k8s_pods where node_name = '{node}'").fetchall()
+    )
+    assert {(namespace, pod) for _, namespace, pod in series} <= pods
+
+
+def test_hami_measures_each_pod_within_its_cores_limit(landed: RawStore):
+    """A pod keeps 30-80 % of the cores it asked HAMi for busy: a steady whole percent of the GPU."""
+    rows = landed.con.sql(
+        """select p.name, p.gpu_resources['nvidia.com/gpucores'], min(m.value), max(m.value)
+            from raw.hami_series as s join raw.hami_samples as m using (series_id)
+            join (select distinct namespace, name, gpu_resources from raw.k8s_pods) as p
+                on s.namespace = p.namespace and s.pod = p.name
+            where s.metric = 'hami_container_device_utilization_ratio'
+            group by p.name, p.gpu_resources['nvidia.com/gpucores']"""
+    ).fetchall()
+    assert rows
+    for pod, cores, low, high in rows:
+        assert low == high and 0.3 * cores - 0.5 <= high <= 0.8 * cores + 0.5, (pod, cores, high)
 
 
 def test_the_dra_claim_time_slices_one_gpu_between_two_pods(landed: RawStore):

@@ -5,7 +5,8 @@ GPU it really held) says, to the cent.
 - time-slicing (NVIDIA's device plugin, 4 replicas): three serving pods always hold the GPU, each pays
   a third;
 - MPS (the device plugin's MPS sharing, 4 replicas): each pod declared a quarter, the rest is idle;
-- HAMi: each pod asked for 20, 30 or 50 % of the cores and memory, and pays that part;
+- HAMi: each pod asked for 20, 30 or 50 % of the cores and memory; HAMi's vGPU monitor measures what it
+  used, and it pays that (the measured split, test_simulated_hami);
 - DRA: two pods on one ResourceClaim that NVIDIA's driver time-slices, each pays half;
 - time-slicing with dcgm-exporter's per-pod series (PR #594): three pods always hold the GPU, each pays
   what it measurably used of every GPU-hour (the measured split), the rest is idle.

@@ -6,9 +6,10 @@
     proportion. What no job claims is idle, owned by the machine's own tags. The split seconds
     follow the GPU-hour's split_basis, the first of var `shared_gpu_split_rule` (measured, declared,
     equal) that every holder of the GPU-hour allows:
-    - measured: each holder's measured use, its busy GPU-hours x 3600 (HAMi's per-container SM
-      utilisation: int_telemetry__pod_gpu_use), where every holder shares the GPU (not exclusive, not
-      a MIG slice) and has a measurement in the hour; the unused part is idle;
+    - measured: each holder's measured use, its busy GPU-hours x 3600 (int_telemetry__pod_gpu_use:
+      HAMi's per-container SM utilisation, else dcgm-exporter's per-pod DCGM_FI_DEV_GPU_UTIL since its
+      PR #594), where every holder shares the GPU (not exclusive, not a MIG slice) and has a
+      measurement in the hour; the unused part is idle;
     - declared: its share of the GPU (g/7 for a MIG slice, a declared share; 1 for a holder that
       declared none; N/M for a job spread over a node's M GPUs) x the seconds it held the GPU, where
       any holder declared a share;
@@ -66,7 +67,7 @@ measured as (
     from job_hour_consumers
     inner join pod_gpu_use
         on
-            job_hour_consumers.gpu_id = pod_gpu_use.gpu_uuid
+            job_hour_consumers.gpu_id = pod_gpu_use.gpu_id
             and job_hour_consumers.hour_start = pod_gpu_use.hour_start
             and job_hour_consumers.consumer_prefix = pod_gpu_use.consumer
     where job_hour_consumers.mig_instance_id is null and not job_hour_consumers.is_shared

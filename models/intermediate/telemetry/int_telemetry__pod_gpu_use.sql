@@ -4,8 +4,11 @@
     it: HAMi's vGPU monitor reports, per container and device, the SM utilisation the container drives
     (stg_hami__series); dcgm-exporter's per-pod series since its PR #594, where they are measurements
     and not copies of the device's value (int_telemetry__dcgm_pod_gpu_use, measured_by 'dcgm'). This
-    is the measured basis of the split of a shared GPU-hour (int_attribution__allocations). A GPU-hour
-    HAMi measured is read from HAMi alone (its figures are per container, inside each pod's limits).
+    is the measured basis of the split of a shared GPU-hour (int_attribution__allocations), whose GPU-hours
+    it meets by gpu_id: the GPU's UUID, or where HAMi names a GPU by a UUID the node registered with HAMi
+    (int_telemetry__hami_gpus), the GPU of that node and index, so a node without DCGM is measured too.
+    A GPU-hour HAMi measured is read from HAMi alone (its figures are per container, inside each pod's
+    limits).
     HAMi's rules:
     - A sample read in two loads counts once.
     - Step: a sample stands for `step_seconds` of its series: the modal gap between the series'
@@ -22,6 +25,10 @@ with
 
 dcgm_pod_gpu_use as (
     select * from {{ ref('int_telemetry__dcgm_pod_gpu_use') }}
+),
+
+hami_gpus as (
+    select * from {{ ref('int_telemetry__hami_gpus') }}
 ),
 
 series as (
@@ -112,7 +119,7 @@ hourly as (
     where readings.measure is not null
 ),
 
-hami_use as (
+hami_pod_hours as (
     select
         -- ids
         gpu_uuid,
@@ -134,6 +141,25 @@ hami_use as (
         hour_start
     from hourly
     group by gpu_uuid, pod_namespace, pod_name, hour_start
+),
+
+hami_use as (
+    select
+        hami_pod_hours.gpu_uuid,
+        coalesce(hami_gpus.gpu_id, hami_pod_hours.gpu_uuid) as gpu_id,
+        hami_pod_hours.pod_namespace,
+        hami_pod_hours.pod_name,
+        hami_pod_hours.consumer,
+        hami_pod_hours.measured_by,
+        hami_pod_hours.util_samples,
+        hami_pod_hours.measured_seconds,
+        hami_pod_hours.busy_gpu_hours,
+        hami_pod_hours.max_memory_used_mib,
+        hami_pod_hours.memory_limit_mib,
+        hami_pod_hours.hour_start
+    from hami_pod_hours
+    left join hami_gpus
+        on hami_pod_hours.gpu_uuid = hami_gpus.gpu_uuid
 ),
 
 hami_gpu_hours as (
@@ -158,6 +184,7 @@ final as (
     union all
     select
         gpu_uuid,
+        gpu_uuid as gpu_id,
         pod_namespace,
         pod_name,
         consumer,

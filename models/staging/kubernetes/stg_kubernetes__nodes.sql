@@ -22,6 +22,7 @@ renamed as (
         gpu_sharing_strategy,
         mig_strategy,
         mig_devices,
+        hami_gpu_indexes,
         labels,
         -- numerics
         gpu_count,

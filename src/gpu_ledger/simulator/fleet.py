@@ -344,7 +344,8 @@ def _shared_node(name: str, role: str, sharing: str | None, project: str, **extr
 # the NVIDIA device plugin's time-slicing (4 replicas) and MPS (4 replicas: each pod declared a quarter),
 # HAMi (pods ask for gpucores and gpumem-percentage) and DRA (one ResourceClaim that two pods time-slice).
 # They run no DCGM (dcgm-exporter would copy one device's values to every pod sharing it), but for one
-# time-sliced node whose dcgm-exporter reports each pod's own use (pod_series). Not in POOLS:
+# time-sliced node whose dcgm-exporter reports each pod's own use (pod_series); HAMi's vGPU monitor
+# reports its pods' own use (simulator.telemetry_hami). Not in POOLS:
 # a full fleet (every story of POOLS) adds them after everything else, so they take no share of it and
 # the pools before them draw the same random numbers.
 SHARED_K8S_POOLS: tuple[Pool, ...] = (

@@ -46,8 +46,13 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   a MIG slice, the part of its GPU a Slurm job's shards (of 8) or MPS share (of 100) are, and a shared
   pod's part (simulator.shared_pools: 1/replicas under MPS, its HAMi request, 1/holders of a GPU that
   a fixed set of pods time-slices: each sees the whole GPU but holds and pays a 1/holders
-  `cost_share` of it). Whatever is left of the GPU-hour is idle (jobs that share a GPU
-  never hold more than it together).
+  `cost_share` of it). A pod whose own use an exporter measures pays that instead, the measured
+  split: HAMi's vGPU monitor (its per-container SM utilisation, simulator.telemetry_hami) and
+  dcgm-exporter's per-pod series since its PR #594 (simulator.telemetry_pods) report a steady whole
+  percent of the GPU for each pod, its `cost_share`, at every sample while it holds the GPU; those pods
+  hold it from one sample to another, so their samples stand for exactly the seconds they held it. A
+  HAMi pod's request stays its share (what `gpu_seconds` counts). Whatever is left of the GPU-hour
+  is idle (jobs that share a GPU never hold or use more than it together).
   `gpu_seconds` = allocated seconds x share, scaled in proportion where the holders of one GPU (slice)
   claim more than the hour (pods time-slicing it each see all of it). The shared
   Slurm servers run no DCGM, so the warehouse cannot know which GPU a job held and spreads its part

@@ -228,7 +228,11 @@ def device_plugin_mps(b: FleetBuilder, pool: Pool, nodes: int) -> None:
 def hami(b: FleetBuilder, pool: Pool, nodes: int) -> None:
     """A node whose GPU HAMi shares: each pod asks for `nvidia.com/gpucores` and
     `nvidia.com/gpumem-percentage` (20, 30 or 50 % of both) and HAMi's scheduler places it when that
-    much of the GPU is free; each pays its part, the rest is idle."""
+    much of the GPU is free. HAMi's vGPU monitor measures each pod's SM utilisation (a steady whole
+    percent of the GPU, 30-80 % of its cores limit: simulator.telemetry_hami writes it), so each pays
+    what it used of every GPU-hour it holds (`cost_share`, the measured split); the rest is idle. Its pods
+    start and end on the telemetry grid and hold the GPU for at least four samples, so the samples the
+    warehouse reads stand for exactly the time each held it, at its series' own step."""
     _packed_pods(b, pool, 10, (2, 3, 5), "hami", ("support-chatbot", "support-ai", "rag-eval"))
 
 
@@ -248,9 +252,13 @@ def dra(b: FleetBuilder, pool: Pool, nodes: int) -> None:
 def _packed_pods(
     b: FleetBuilder, pool: Pool, units: int, sizes: tuple[int, ...], sharing: str, pod: tuple[str, str, str]
 ) -> None:
-    """Batch pods that each hold `size` of the GPU's `units` and wait until that many are free."""
+    """Batch pods that each hold `size` of the GPU's `units` and wait until that many are free. HAMi's pods
+    are measured (see `hami`): they hold the GPU on the telemetry grid and pay their measured use."""
     inst = b.launch(pool, b.t0, None, "running")
     project, namespace, name = pod
+    measured = sharing == "hami"
+    grid = b.config.interval_s if measured else 1
+    shortest = max(60, 4 * grid) if measured else 60
     free = np.full(units, b.t0, dtype=np.int64)  # per unit of the GPU: free from
     t = b.t0
     while True:
@@ -259,15 +267,18 @@ def _packed_pods(
         hours = min(float(b.rng.lognormal(np.log(2), 0.6)), 8.0)
         failed = bool(b.rng.random() < 0.1)
         taken = np.argsort(free, kind="stable")[:size]
-        start = max(t, int(free[taken].max())) + 5
+        start = _on_grid(max(t, int(free[taken].max())) + 5, grid)
         if start >= b.t1:
             break
-        end = start + max(60, int(hours * HOUR * (0.3 if failed else 1.0)))
+        end = _on_grid(start + max(shortest, int(hours * HOUR * (0.3 if failed else 1.0))), grid)
         share = size / units
         key = _shared_pod(
             b, inst, project, namespace, name, start, b.clip(end), "batch", sharing, share, t, failed
         )
         free[taken] = end
+        level = float(b.rng.uniform(0.3, 0.8))
+        if measured:  # the whole percent of the GPU HAMi measures: that part of the pod's cores limit
+            level = round(level * share * 100) / 100
         b.allocate(
             key,
             inst.gpu_uuids[0],
@@ -275,10 +286,16 @@ def _packed_pods(
             start,
             end,
             "batch",
-            float(b.rng.uniform(0.3, 0.8)),
+            level,
             int(share * 20_000),
             share,
+            cost_share=level if measured else None,
         )
+
+
+def _on_grid(t: int, grid: int) -> int:
+    """`t` rounded up to the next multiple of `grid` seconds (the telemetry grid starts on a whole hour)."""
+    return -(-t // grid) * grid
 
 
 def _shared_pod(

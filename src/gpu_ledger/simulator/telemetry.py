@@ -20,6 +20,7 @@ from gpu_ledger.simulator.telemetry_exposition import (
     write_query_ranges,
     write_snapshots,
 )
+from gpu_ledger.simulator.telemetry_hami import HamiSampler
 from gpu_ledger.simulator.telemetry_pods import PodSeriesSampler
 from gpu_ledger.simulator.telemetry_series import SeriesSampler
 from gpu_ledger.simulator.telemetry_sums import TelemetryTotals
@@ -62,6 +63,7 @@ class TelemetryGenerator:
         self.window_end = self.sampler.window_end
         self.consumer_labels = allocation_labels(allocs)
         self.pods = PodSeriesSampler(instances, gpus, allocs, self.consumer_labels, start, interval, seed)
+        self.hami = HamiSampler(instances, gpus, allocs, self.consumer_labels, start, interval)
         self.vllm = VllmCounters(allocs, inference_requests, interval, self.window_end, out)
         self.totals = TelemetryTotals()
 
@@ -80,6 +82,7 @@ class TelemetryGenerator:
                 self.vllm.day(day.times, day.consumer, busy)
                 snapshot = last_samples(units, self.consumer_labels, day, metrics)
             self.pods.day(d, self.out, totals)
+            self.hami.day(d, self.out, totals)
             if progress is not None:
                 progress(1)
         if snapshot is not None:

@@ -12,6 +12,8 @@ Events and the facts an ingester can rely on:
   `pending` shortly before launch, `running` at exactly `instances.launched_at`, `shutting-down` at
   exactly `instances.terminated_at` (when billing stops), `terminated` a little later. The ARN is the
   usual `arn:aws:ec2:<region>:<account>:instance/<id>`.
+- The delays before `running` and after `shutting-down` are drawn from a random stream of each instance's
+  own (the fleet seed and the instance id), so one instance more or less moves no other's events.
 - `id` is a deterministic UUID-shaped string (the same fleet gives the same ids); `time` is UTC with
   seconds and a `Z`; `account` is the instance's AWS account.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -64,14 +67,15 @@ def write_eventbridge(fleet: Fleet, out: Path) -> list[Path]:
     """Write the EC2 lifecycle events of every AWS instance; returns the files written."""
     start, end = _utc(fleet.config.start), _utc(fleet.config.end)
     aws = fleet.instances.filter(pl.col("provider") == "aws").sort("instance_id")
-    rng = np.random.default_rng(fleet.config.seed)
     events: list[tuple[datetime, str, str, dict]] = []  # (time, account, region, event)
     by_id: dict[str, dict] = {}
     for inst in aws.iter_rows(named=True):
         by_id[inst["instance_id"]] = inst
         iid, acct, region = inst["instance_id"], inst["account_id"], inst["region"]
         arn = f"arn:aws:ec2:{region}:{acct}:instance/{iid}"
-        # seconds between pending and running, and shutting-down and terminated: EC2's usual spread
+        # seconds between pending and running, and shutting-down and terminated: EC2's usual spread, on
+        # the instance's own random stream, so that adding an instance moves no other's events
+        rng = np.random.default_rng([fleet.config.seed, zlib.crc32(iid.encode())])
         boot_s, stop_s = (int(x) for x in rng.integers([8, 20], [40, 90]))
         changes = [
             (inst["launched_at"] - timedelta(seconds=boot_s), "pending"),

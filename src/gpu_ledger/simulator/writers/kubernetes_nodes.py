@@ -76,6 +76,7 @@ class NodeGpus:
     count: int
     whole: int  # GPUs not in MIG mode
     mig: dict[str, int]  # profile -> slices on the node
+    uuids: tuple[str, ...] = ()  # the GPUs' UUIDs, in index order
 
 
 def gpus_by_instance(fleet: Fleet) -> dict[str, NodeGpus]:
@@ -94,10 +95,15 @@ def gpus_by_instance(fleet: Fleet) -> dict[str, NodeGpus]:
         pl.col("dcgm_model_name").drop_nulls().first().alias("product"),
         pl.len().alias("count"),
         (~pl.col("mig_enabled").fill_null(False)).sum().alias("whole"),
+        pl.col("gpu_uuid").sort_by("gpu_index").alias("uuids"),
     )
     return {
         r["instance_id"]: NodeGpus(
-            r["product"] or "", int(r["count"]), int(r["whole"]), mig.get(r["instance_id"], {})
+            r["product"] or "",
+            int(r["count"]),
+            int(r["whole"]),
+            mig.get(r["instance_id"], {}),
+            tuple(r["uuids"]),
         )
         for r in summary.iter_rows(named=True)
     }
@@ -201,6 +207,8 @@ class NodeRenderer:
         labels.update(_gfd_labels(inst, gpus, cat))
         labels.update(sharing.node_labels(inst, labels))
         self.labels = labels
+        product = (gpus.product if gpus else "") or cat.dcgm_name.get(inst["gpu_model"] or "", "")
+        self.hami = (gpus.uuids if gpus else (), product, int(labels.get("nvidia.com/gpu.memory", 0)))
 
         vcpus = cat.vcpus.get(itype, 12 * max(1, int(inst["gpu_count"] or 1)))
         mem_kib = int(
@@ -251,10 +259,12 @@ class NodeRenderer:
             ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
             ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
         ]
+        annotations = sharing.node_annotations(inst, *self.hami, t)
         return {
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {
+                **({"annotations": annotations} if annotations else {}),
                 "creationTimestamp": k8s_time(inst["launched_at"]),
                 "labels": dict(self.labels),
                 "name": inst["hostname"],

@@ -6,6 +6,9 @@
   ending `-SHARED`; the node advertises replicas x GPUs as `nvidia.com/gpu`, and a pod asks for one.
 - HAMi: the node is labelled `gpu=on` and advertises its GPUs split ten ways; a pod asks for one
   `nvidia.com/gpu` with `nvidia.com/gpucores` and `nvidia.com/gpumem-percentage`, as HAMi's examples do.
+  HAMi's device plugin registers the node's GPUs in its annotations, `hami.io/node-nvidia-register` (a
+  JSON list: UUID, index, split count, memory MiB, cores %, type, NUMA node, mode, health, Go leaving
+  out an index of 0) beside `hami.io/node-handshake` (`Reported_<time>`, refreshed every 30 s).
 - DRA: no device plugin, so no `nvidia.com/gpu`; a ResourceClaim (`kubectl get resourceclaims -A -o
   json`, written here at each pod snapshot) with NVIDIA's driver's TimeSlicing GpuConfig is allocated
   the node's `gpu-0` and reserved for the pods that use it; each pod names the claim in its spec.
@@ -20,6 +23,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -51,6 +55,22 @@ def node_labels(inst: dict, labels: dict[str, str]) -> dict[str, str]:
             "nvidia.com/mps.capable": str(sharing == "mps").lower(),
         }
     return {"gpu": "on"} if sharing == "hami" else {}
+
+
+def node_annotations(inst: dict, uuids: tuple[str, ...], product: str, memory_mib: int, t: datetime) -> dict:
+    """HAMi's registration of the node's GPUs (in index order) at snapshot time `t`; none elsewhere."""
+    if _sharing(inst["pool"])[0] != "hami":
+        return {}
+    devices = [
+        {"id": gpu_uuid, "index": index, "count": HAMI_SPLIT, "devmem": memory_mib, "devcore": 100,
+         "type": f"NVIDIA-{product}", "numa": 0, "mode": "hami-core", "health": True}
+        for index, gpu_uuid in enumerate(uuids)
+    ]  # fmt: skip
+    register = [{k: v for k, v in d.items() if k != "index" or v} for d in devices]
+    return {
+        "hami.io/node-handshake": f"Reported_{t:%Y-%m-%d %H:%M:%S}",
+        "hami.io/node-nvidia-register": json.dumps(register, separators=(",", ":")),
+    }
 
 
 def node_gpus(inst: dict, whole: int) -> dict[str, str]:

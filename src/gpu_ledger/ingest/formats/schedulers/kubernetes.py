@@ -34,7 +34,7 @@ spot reclaim, preemption, eviction). `claim_templates` and `claim_names`: its DR
 normalised to spot / on_demand / reserved from Karpenter's `karpenter.sh/capacity-type`, EKS managed
 node groups' `eks.amazonaws.com/capacityType`, AKS `kubernetes.azure.com/scalesetpriority` (an AKS
 node without it is regular priority: on_demand) and GKE's `cloud.google.com/gke-spot` /
-`gke-preemptible`; `capacity_type_label` keeps the value as found.
+`gke-preemptible`; `capacity_type_label` keeps the value as found. `hami_gpu_indexes`: hami_register.
 
 DRA's ResourceClaims, their templates and DeviceClasses (DRA_KINDS) are `kubernetes_claims`' to land.
 """
@@ -49,7 +49,7 @@ from pathlib import Path
 import polars as pl
 
 from gpu_ledger.ingest.base import Format, LoadContext
-from gpu_ledger.ingest.formats.schedulers import pod_claims
+from gpu_ledger.ingest.formats.schedulers import hami_register, pod_claims
 from gpu_ledger.ingest.sniff import Sniff, open_text
 
 POD_KINDS = ("Pod", "PodList")
@@ -59,6 +59,7 @@ DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass")
 _STAMP_COMPACT = re.compile(r"(\d{8}T\d{6})(?:\.\d+)?Z")
 _STAMP_ISO = re.compile(r"(\d{4}-\d\d-\d\d[T_ ]\d\d[:\-]?\d\d[:\-]?\d\d)(?:\.\d+)?Z")
 _MIG = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb)$")
+_MIG_COUNT = re.compile(r"^nvidia\.com/mig-(\d+g\.\d+gb)\.count$")  # a node label: MIG devices of a profile
 # HAMi's requests of part of each GPU a container holds: percent of its cores, MiB and percent of its memory
 HAMI_PER_GPU = ("nvidia.com/gpucores", "nvidia.com/gpumem", "nvidia.com/gpumem-percentage")
 _JSON_KIND = re.compile(r'"kind"\s*:\s*"(\w+)"')
@@ -66,6 +67,7 @@ _YAML_KIND = re.compile(r"^kind:\s*(\w+)\s*$", re.M)
 _YAML_COMMENTS = re.compile(r"^(?:#[^\n]*(?:\n\s*|$))+")  # the comment lines a YAML file may open with
 
 LABELS = pl.List(pl.Struct({"key": pl.String, "value": pl.String}))
+COUNTS = pl.List(pl.Struct({"key": pl.String, "value": pl.Int64}))  # landed as map(varchar, bigint)
 POD_SCHEMA: dict[str, pl.DataType] = {
     "snapshot_at": pl.Datetime("us", "UTC"),
     "snapshot_time_source": pl.String,
@@ -91,7 +93,7 @@ POD_SCHEMA: dict[str, pl.DataType] = {
     "gpu_request": pl.Int64,
     "mig_profile": pl.String,
     "mig_count": pl.Int64,
-    "gpu_resources": pl.List(pl.Struct({"key": pl.String, "value": pl.Int64})),
+    "gpu_resources": COUNTS,
     "containers": pl.List(pl.String),
     **pod_claims.COLUMNS,
     "qos_class": pl.String,
@@ -118,7 +120,8 @@ NODE_SCHEMA: dict[str, pl.DataType] = {
     "gpu_replicas": pl.Int64,
     "gpu_sharing_strategy": pl.String,
     "mig_strategy": pl.String,
-    "mig_devices": pl.List(pl.Struct({"key": pl.String, "value": pl.Int64})),
+    "mig_devices": COUNTS,
+    "hami_gpu_indexes": COUNTS,
     "capacity_gpus": pl.Int64,
     "allocatable_gpus": pl.Int64,
     "ready": pl.Boolean,
@@ -365,7 +368,7 @@ def land_snapshot(ctx: LoadContext, table: str, rows: list[dict], schema: dict[s
     for r in rows:
         r.update(snapshot_at=at, snapshot_time_source=source, _source_file=str(ctx.path))
     frame = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
-    maps = [c for c, t in schema.items() if t == LABELS or c in ("gpu_resources", "mig_devices")]
+    maps = [c for c, t in schema.items() if t in (LABELS, COUNTS)]
     replace = ", ".join(f"map_from_entries({c}) as {c}" for c in maps)
     ctx.land(table, ctx.store.con.sql(f"select * replace ({replace}) from frame") if maps else frame)
 
@@ -426,11 +429,7 @@ def _node_row(ctx: LoadContext, node: dict, row: int) -> dict:
     labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
     provider, instance_id = parse_provider_id(spec.get("providerID"))
     cap, cap_label = capacity_type(labels, provider)
-    mig_devices = {
-        m.group(1): int(v)
-        for k, v in labels.items()
-        if (m := re.match(r"^nvidia\.com/mig-(\d+g\.\d+gb)\.count$", k)) and v.isdigit()
-    }
+    mig_devices = {m[1]: int(v) for k, v in labels.items() if (m := _MIG_COUNT.match(k)) and v.isdigit()}
     capacity, allocatable = status.get("capacity") or {}, status.get("allocatable") or {}
     for k, v in capacity.items():
         if (m := _MIG.match(k)) and m.group(1) not in mig_devices:
@@ -463,10 +462,10 @@ def _node_row(ctx: LoadContext, node: dict, row: int) -> dict:
         "gpu_sharing_strategy": labels.get("nvidia.com/gpu.sharing-strategy"),
         "mig_strategy": labels.get("nvidia.com/mig.strategy"),
         "mig_devices": [{"key": k, "value": v} for k, v in sorted(mig_devices.items())],
+        "hami_gpu_indexes": hami_register.gpu_indexes(meta.get("annotations")),
         "capacity_gpus": _count(ctx, gpu_cap, row, "status.capacity.nvidia.com/gpu") if gpu_cap else None,
-        "allocatable_gpus": _count(ctx, gpu_alloc, row, "status.allocatable.nvidia.com/gpu")
-        if gpu_alloc
-        else None,
+        "allocatable_gpus": (gpu_alloc or None)
+        and _count(ctx, gpu_alloc, row, "status.allocatable.nvidia.com/gpu"),
         "ready": None if ready is None else str(ready.get("status")) == "True",
         "unschedulable": bool(spec.get("unschedulable", False)),
         "labels": _labels(labels),
