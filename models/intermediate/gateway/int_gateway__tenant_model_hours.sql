@@ -1,17 +1,17 @@
 -- grain: one row per clock hour x gateway x tenant x model
 {#
     Who sent the tokens: the LLM gateways' requests (LiteLLM's spend logs, the generic OpenAI-compatible
-    request log), counted per UTC hour, gateway, tenant and model. A request that two overlapping
-    exports landed counts once (its request id, the load ingested last: stg_ingest__loads.loaded_at). The tenant is who sent it: LiteLLM's
-    hashed API key, else its user, else its team id; the generic log's tenant; '(unattributed)' when the
-    log names none. Its team and project: the tenant map (stg_gateway__tenants, each tenant's row from the
-    map ingested last) by tenant, else by the gateway's team id, else that team id as the team.
-    Matched to the self-hosted deployments by model name and day: a request is self-hosted when a
-    serving deployment's model (int_inference__pod_days: the server's model_name, else the
+    request log), counted per UTC hour, gateway, tenant and model. A request that two overlapping exports
+    landed counts once (its request id, the load ingested last: rows_by_load_recency). The tenant is who
+    sent it: LiteLLM's hashed API key, else its user, else its team id; the generic log's tenant;
+    '(unattributed)' when the log names none. Its team and project: the tenant map (stg_gateway__tenants,
+    each tenant's row from the map ingested last) by tenant, else by the gateway's team id, else that team
+    id as the team. Matched to the self-hosted deployments by model name and day: a request is self-hosted
+    when a serving deployment's model (int_inference__pod_days: the server's model_name, else the
     deployment, as fct_model_inference_daily names it) served that UTC day under the request's model
-    (LiteLLM's provider prefix such as hosted_vllm/ removed) or, failing that, its LiteLLM model_group.
-    A request whose api_base names a public API's host (seed llm_api_hosts) is never self-hosted.
-    A failed request (status failure) counts in failed_requests, not requests; its tokens count.
+    (LiteLLM's provider prefix such as hosted_vllm/ removed) or, failing that, its LiteLLM model_group. A
+    request whose api_base names a public API's host (seed llm_api_hosts) is never self-hosted. A failed
+    request (status failure) counts in failed_requests, not requests; its tokens count.
 #}
 with
 
@@ -35,30 +35,16 @@ api_hosts as (
     select * from {{ ref('llm_api_hosts') }}
 ),
 
-loads as (
-    select * from {{ ref('stg_ingest__loads') }}
-),
-
 litellm_numbered as (
-    select
-        litellm.*,
-        row_number() over (
-            partition by litellm.request_id
-            order by loads.loaded_at desc, litellm.load_id desc, litellm.source_row desc
-        ) as copy_number
-    from litellm
-    left join loads on litellm.load_id = loads.load_id
+    {{ rows_by_load_recency('litellm', 'litellm.request_id', then_by='litellm.source_row desc') }}
 ),
 
 generic_numbered as (
-    select
-        generic.*,
-        row_number() over (
-            partition by coalesce(generic.request_id, concat(generic.load_id, ':', cast(generic.source_row as string)))
-            order by loads.loaded_at desc, generic.load_id desc, generic.source_row desc
-        ) as copy_number
-    from generic
-    left join loads on generic.load_id = loads.load_id
+    {{ rows_by_load_recency(
+        'generic',
+        "coalesce(generic.request_id, concat(generic.load_id, ':', cast(generic.source_row as string)))",
+        then_by='generic.source_row desc'
+    ) }}
 ),
 
 requests as (
@@ -77,7 +63,7 @@ requests as (
         output_tokens,
         started_at as requested_at
     from litellm_numbered
-    where copy_number = 1
+    where load_recency = 1
     union all
     select
         'openai_compatible' as gateway,
@@ -91,7 +77,11 @@ requests as (
         output_tokens,
         requested_at
     from generic_numbered
-    where copy_number = 1
+    where load_recency = 1
+),
+
+tenant_map_numbered as (
+    {{ rows_by_load_recency('tenant_map', 'tenant_map.tenant', then_by='tenant_map.source_row desc') }}
 ),
 
 latest_tenants as (
@@ -99,17 +89,8 @@ latest_tenants as (
         tenant,
         team,
         project
-    from (
-        select
-            tenant_map.*,
-            row_number() over (
-                partition by tenant_map.tenant
-                order by loads.loaded_at desc, tenant_map.load_id desc, tenant_map.source_row desc
-            ) as map_number
-        from tenant_map
-        left join loads on tenant_map.load_id = loads.load_id
-    ) as numbered
-    where map_number = 1
+    from tenant_map_numbered
+    where load_recency = 1
 ),
 
 served_models as (

@@ -45,48 +45,20 @@ gcp_charges as (
     select * from {{ ref('stg_gcp_billing__charges') }}
 ),
 
-loads as (
-    select * from {{ ref('stg_ingest__loads') }}
-),
-
 openai_cost_rows as (
-    select
-        openai_costs.*,
-        dense_rank() over (
-            partition by openai_costs.bucket_start_at order by loads.loaded_at desc, openai_costs.load_id desc
-        ) as load_recency
-    from openai_costs
-    left join loads on openai_costs.load_id = loads.load_id
+    {{ rows_by_load_recency('openai_costs', 'openai_costs.bucket_start_at', ranking='dense_rank') }}
 ),
 
 openai_usage_rows as (
-    select
-        openai_usage.*,
-        dense_rank() over (
-            partition by openai_usage.bucket_start_at order by loads.loaded_at desc, openai_usage.load_id desc
-        ) as load_recency
-    from openai_usage
-    left join loads on openai_usage.load_id = loads.load_id
+    {{ rows_by_load_recency('openai_usage', 'openai_usage.bucket_start_at', ranking='dense_rank') }}
 ),
 
 anthropic_cost_rows as (
-    select
-        anthropic_costs.*,
-        dense_rank() over (
-            partition by anthropic_costs.bucket_start_at order by loads.loaded_at desc, anthropic_costs.load_id desc
-        ) as load_recency
-    from anthropic_costs
-    left join loads on anthropic_costs.load_id = loads.load_id
+    {{ rows_by_load_recency('anthropic_costs', 'anthropic_costs.bucket_start_at', ranking='dense_rank') }}
 ),
 
 anthropic_usage_rows as (
-    select
-        anthropic_usage.*,
-        dense_rank() over (
-            partition by anthropic_usage.bucket_start_at order by loads.loaded_at desc, anthropic_usage.load_id desc
-        ) as load_recency
-    from anthropic_usage
-    left join loads on anthropic_usage.load_id = loads.load_id
+    {{ rows_by_load_recency('anthropic_usage', 'anthropic_usage.bucket_start_at', ranking='dense_rank') }}
 ),
 
 cost_lines as (
