@@ -165,6 +165,7 @@ final as (
         cast(
             case when committed_cost > 0 then 100 * cast(used_cost as double) / committed_cost end as double
         ) as utilization_pct,
+        cast(case when used_quantity > 0 then committed_cost / used_quantity end as double) as effective_rate,
         -- costs
         {{ money('committed_cost') }} as committed_cost,
         {{ money('used_cost') }} as used_cost,
