@@ -114,7 +114,7 @@
 
 {#- A JSON object `{"Elements": [{key: value, ...}]}`, FOCUS's shape for a column that lists the parts of
     a charge (AllocatedMethodDetails): one element of (key, value SQL expression) pairs; numbers stay
-    JSON numbers. -#}
+    JSON numbers, and a null value is a key with null (Spark's to_json would leave the key out). -#}
 {% macro json_elements(pairs) -%}
     {{ return(adapter.dispatch('json_elements', 'gpu_ledger')(pairs)) }}
 {%- endmacro %}
@@ -130,5 +130,5 @@
         {%- for key, value in pairs -%}
         '{{ key }}', {{ value }}{{ ", " if not loop.last }}
         {%- endfor -%}
-    ))))
+    ))), map('ignoreNullFields', 'false'))
 {%- endmacro %}

@@ -8,8 +8,8 @@
       (what consolidating the model onto fewer, busier GPUs tends to);
     - api_equivalent_cost: input tokens x input price + output tokens x output price, per 1M;
     - break_even_tokens_per_day: the tokens per day at the same input/output mix at which the API would
-      cost what the GPUs held cost (self_hosted_cost / api_equivalent_cost x tokens): above it, self-hosting
-      is cheaper;
+      cost what the GPUs held cost (self_hosted_cost / api_equivalent_cost x tokens, rounded up): above it,
+      self-hosting is cheaper;
     - break_even_utilisation_pct: the GPUs' busy share at which that many tokens would be served, the
       tokens per busy GPU-hour held as they are (utilisation_pct x self_hosted_cost / api_equivalent_cost);
       over 100 the held GPUs can never pay for themselves against this API.
@@ -82,11 +82,14 @@ final as (
         held_gpu_hours,
         busy_gpu_hours,
         utilisation_pct,
+        -- rounded up, the same on every engine (a cast to bigint rounds on DuckDB and truncates on Spark)
         cast(
-            case
-                when api_equivalent_cost > 0
-                    then (input_tokens + output_tokens) * self_hosted_cost / api_equivalent_cost
-            end as bigint
+            ceil(
+                case
+                    when api_equivalent_cost > 0
+                        then (input_tokens + output_tokens) * self_hosted_cost / api_equivalent_cost
+                end
+            ) as bigint
         ) as break_even_tokens_per_day,
         case when api_equivalent_cost > 0 then utilisation_pct * self_hosted_cost / api_equivalent_cost end
             as break_even_utilisation_pct,
