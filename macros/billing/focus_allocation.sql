@@ -21,13 +21,13 @@
 {%- endmacro %}
 
 {#- FOCUS 1.3/1.4 ContractApplied of a row of fct_billing_focus_allocated (`row` names its relation, `cost` and
-    `quantity` its EffectiveCost and CommitmentDiscountQuantity, the allocated ones on a split row): on usage a
-    commitment covered (CommitmentDiscountStatus Used), the spec's object of one element: ContractID (the
+    `quantity` its EffectiveCost and CommitmentDiscountQuantity, the allocated ones on a split row): on usage
+    a commitment covered (CommitmentDiscountStatus Used), the spec's object of one element: ContractID (the
     Contract Commitment dataset's ContractId where it names the commitment, else the commitment itself, which
     the spec allows), ContractCommitmentID (CommitmentDiscountId), ContractCommitmentAppliedCost (the row's
-    EffectiveCost), ContractCommitmentAppliedQuantity and ContractCommitmentAppliedUnit (its
-    CommitmentDiscountQuantity and CommitmentDiscountUnit, both null unless the bill states both); null on
-    every other row. -#}
+    EffectiveCost, to 6 decimals: the same on every engine), ContractCommitmentAppliedQuantity and
+    ContractCommitmentAppliedUnit (its CommitmentDiscountQuantity and CommitmentDiscountUnit, both null unless
+    the bill states both); null on every other row. -#}
 {% macro focus_contract_applied(row, cost, quantity) -%}
     case
         when
@@ -37,7 +37,7 @@
             then {{ json_elements([
                 ('ContractID', 'coalesce(' ~ row ~ '.contract_id, ' ~ row ~ '.CommitmentDiscountId)'),
                 ('ContractCommitmentID', row ~ '.CommitmentDiscountId'),
-                ('ContractCommitmentAppliedCost', 'cast(' ~ cost ~ ' as double)'),
+                ('ContractCommitmentAppliedCost', 'round(cast(' ~ cost ~ ' as double), 6)'),
                 ('ContractCommitmentAppliedQuantity',
                     'case when ' ~ row ~ '.CommitmentDiscountUnit is not null then cast(' ~ quantity ~ ' as double) end'),
                 ('ContractCommitmentAppliedUnit',

@@ -67,8 +67,8 @@ job_day_tokens as (
         job_key,
         day,
         case when min(model_name) = max(model_name) then min(model_name) end as model_id,
-        sum(input_tokens) as input_tokens,
-        sum(output_tokens) as output_tokens
+        {{ exact_sum('input_tokens') }} as input_tokens,
+        {{ exact_sum('output_tokens') }} as output_tokens
     from pod_days
     where job_key is not null
     group by job_key, day
@@ -319,10 +319,12 @@ split_rows as (
         -- a pod's day of tokens spread over the charges that allocate it GPU time that day, by GPU-hours held
         job_day_tokens.model_id as x_ModelId,
         job_day_tokens.input_tokens * split_parts.held_gpu_hours / nullif(
-            sum(split_parts.held_gpu_hours) over (partition by split_parts.job_key, job_day_tokens.day), 0
+            {{ exact_sum('split_parts.held_gpu_hours', over='partition by split_parts.job_key, job_day_tokens.day') }},
+            0
         ) as x_InputTokens,
         job_day_tokens.output_tokens * split_parts.held_gpu_hours / nullif(
-            sum(split_parts.held_gpu_hours) over (partition by split_parts.job_key, job_day_tokens.day), 0
+            {{ exact_sum('split_parts.held_gpu_hours', over='partition by split_parts.job_key, job_day_tokens.day') }},
+            0
         ) as x_OutputTokens,
         split_parts.charge_key
     from split_parts
