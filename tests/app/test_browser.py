@@ -32,6 +32,7 @@ PAGES = {
     "data_health": "Telemetry lag",
     "sql": "Run query",
     "audit_trail": "Nothing recorded yet",
+    "ai_spend": "AI tokens",
 }
 
 pytestmark = pytest.mark.slow

@@ -30,6 +30,8 @@ def test_a_compact_tile_value_keeps_three_figures_and_its_sign():
     assert compact("currency", 999_990) == "$1.00M"
     assert compact("currency", 917.8) == "$917.80"  # fits: exact
     assert compact("count", 2_602_382) == "2.60M"
+    assert compact("count", 99_869_280_000) == "99.87B"
+    assert compact("count", 999_999_000) == "1.00B"
     assert compact("count", 1_353) == "1,353"
     assert compact("gpu_hours", 57_600.04) == "57,600.0"
     assert compact("ratio", 0.30581) == "30.6%"

@@ -75,13 +75,19 @@ def formatted(unit: str, value) -> str:
 
 def compact(unit: str, value) -> str:
     """A tile's value that fits its tile: as `formatted` when it is at most TILE_CHARS long, else in
-    thousands (k, one decimal) or millions (M, two decimals): $149.0k, $1.50M, 2.60M rows."""
+    thousands (k, one decimal), millions (M, two decimals) or billions (B, two decimals): $149.0k,
+    $1.50M, 2.60M rows, 99.87B tokens."""
     text = formatted(unit, value)
     if len(text) <= TILE_CHARS:
         return text
     number = float(value)
-    scaled, suffix = (number / 1e6, "M") if abs(number) >= 999_950 else (number / 1e3, "k")
-    body = f"{abs(scaled):,.{2 if suffix == 'M' else 1}f}{suffix}"
+    if abs(number) >= 999_995_000:
+        scaled, suffix = number / 1e9, "B"
+    elif abs(number) >= 999_950:
+        scaled, suffix = number / 1e6, "M"
+    else:
+        scaled, suffix = number / 1e3, "k"
+    body = f"{abs(scaled):,.{1 if suffix == 'k' else 2}f}{suffix}"
     if unit.startswith("currency"):
         return in_currency(body, negative=number < 0)
     return f"-{body}" if number < 0 else body

@@ -53,7 +53,7 @@ pages = {
     for group, listed in PAGES_BY_GROUP.items()
 }
 pages = {group: listed for group, listed in pages.items() if listed}
-page = st.navigation(pages)
+page = st.navigation(pages, expanded=True)  # every page listed: Streamlit folds all past the tenth
 filters.render_sidebar()
 if scope.who:  # signed in: the audit trail (docs/access.md)
     audit.record_sign_in(data.home(), scope, access.token_issued_at())
