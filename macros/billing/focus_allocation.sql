@@ -25,9 +25,9 @@
     a commitment covered (CommitmentDiscountStatus Used), the spec's object of one element: ContractID (the
     Contract Commitment dataset's ContractId where it names the commitment, else the commitment itself, which
     the spec allows), ContractCommitmentID (CommitmentDiscountId), ContractCommitmentAppliedCost (the row's
-    EffectiveCost, to 6 decimals: the same on every engine), ContractCommitmentAppliedQuantity and
-    ContractCommitmentAppliedUnit (its CommitmentDiscountQuantity and CommitmentDiscountUnit, both null unless
-    the bill states both); null on every other row. -#}
+    EffectiveCost), ContractCommitmentAppliedQuantity and ContractCommitmentAppliedUnit (its
+    CommitmentDiscountQuantity and CommitmentDiscountUnit, both null unless the bill states both); the numbers
+    to 6 decimals, the same on every engine (Spark's decimal arithmetic keeps 8); null on every other row. -#}
 {% macro focus_contract_applied(row, cost, quantity) -%}
     case
         when
@@ -39,7 +39,7 @@
                 ('ContractCommitmentID', row ~ '.CommitmentDiscountId'),
                 ('ContractCommitmentAppliedCost', 'round(cast(' ~ cost ~ ' as double), 6)'),
                 ('ContractCommitmentAppliedQuantity',
-                    'case when ' ~ row ~ '.CommitmentDiscountUnit is not null then cast(' ~ quantity ~ ' as double) end'),
+                    'case when ' ~ row ~ '.CommitmentDiscountUnit is not null then round(cast(' ~ quantity ~ ' as double), 6) end'),
                 ('ContractCommitmentAppliedUnit',
                     'case when ' ~ quantity ~ ' is not null then ' ~ row ~ '.CommitmentDiscountUnit end'),
             ]) }}

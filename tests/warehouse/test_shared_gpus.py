@@ -475,9 +475,9 @@ def test_data_health_flags_the_gpu_hours_whose_sharing_is_unknown(pods_warehouse
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     warnings = [w.value for w in at.warning if "GPU was" in w.value]
-    assert [w.split(" GPU was ")[1][:20] for w in warnings] == [
-        "held by pods whose D",
-        "shared by jobs at le",
-    ]
+    assert [w.split(" GPU was ")[1][:20] for w in warnings] == ["held by pods whose D"]
+    # an equal split of a declared time-slicing share is the documented rule: said, not warned of
+    notes = [i.value for i in at.info if "GPU was" in i.value]
+    assert [i.split(" GPU was ")[1][:20] for i in notes] == ["shared by jobs at le"]
     (table,) = [d.value for d in at.dataframe if "reason" in d.value.columns]
     assert sorted(table["host"]) == [DRA_SHARED, DRA_UNSEEN]

@@ -37,8 +37,8 @@ models as (
         {{ exact_sum('output_tokens') }} as output_tokens,
         {{ exact_sum('held_gpu_hours') }} as held_gpu_hours,
         {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,
-        sum(allocation_cost) as self_hosted_cost,
-        sum(busy_cost) as busy_cost
+        {{ exact_sum('allocation_cost') }} as self_hosted_cost,
+        {{ exact_sum('busy_cost') }} as busy_cost
     from pod_days
     group by day, coalesce(model_name, deployment)
 ),
