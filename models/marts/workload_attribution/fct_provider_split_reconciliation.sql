@@ -40,7 +40,7 @@ provider_source_days as (
         max(consumer_name) as consumer_name,
         sum({{ money('split_cost') }}) as provider_split_cost,
         sum({{ money('unused_cost') }}) as provider_unused_cost,
-        sum(gpu_request_hours) as provider_gpu_hours
+        {{ exact_sum('gpu_request_hours') }} as provider_gpu_hours
     from provider_splits
     group by 1, 2, 3, 4
 ),
@@ -83,7 +83,7 @@ our_days as (
         coalesce(allocations.job_key, 'idle') as consumer,
         max(allocations.team) as team,
         sum({{ money('allocations.cost') }}) as our_cost,
-        sum(allocations.held_gpu_hours) as our_gpu_hours,
+        {{ exact_sum('allocations.held_gpu_hours') }} as our_gpu_hours,
         max(case when allocations.sharing_mode not in ('exclusive', 'mig') then 1 else 0 end) = 1
             as is_shared_gpu
     from allocations
