@@ -27,7 +27,7 @@ from gpu_ledger.simulator.writers.events import write_eventbridge
 from gpu_ledger.simulator.writers.focus import write_focus
 from gpu_ledger.simulator.writers.gateway import write_gateway
 from gpu_ledger.simulator.writers.kubernetes import write_kubernetes
-from gpu_ledger.simulator.writers.llm_api import write_llm_api
+from gpu_ledger.simulator.writers.llm_api import bedrock_charges, write_llm_api
 from gpu_ledger.simulator.writers.onprem_assets import write_onprem_assets
 from gpu_ledger.simulator.writers.slurm import write_sacct
 
@@ -132,7 +132,9 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
         .agg(pl.col("energy_kwh").sum())
     )
     fleet.instance_hours = pricing.with_power(fleet.instance_hours, energy)
-    fleet.charges = pricing.charges(config, fleet.instance_hours, fleet.instances)
+    fleet.charges = pl.concat(
+        [pricing.charges(config, fleet.instance_hours, fleet.instances), bedrock_charges(config)]
+    )
     files = [*totals.files]
     for writer in (
         write_aws_cur,

@@ -176,6 +176,11 @@ CHARGES_SCHEMA = {
     "charge_start": UTC_TS,
     "charge_end": UTC_TS,
     "cost": pl.Float64,  # negative for credits
+    # metered usage, where the bill meters it (Bedrock's tokens): the bill's usage type, the amount in
+    # the pricing unit; null for the rest
+    "usage_type": pl.Utf8,
+    "usage_amount": pl.Float64,
+    "pricing_unit": pl.Utf8,
 }
 
 ONPREM_ASSETS_SCHEMA = {

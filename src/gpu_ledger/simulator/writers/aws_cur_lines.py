@@ -70,6 +70,7 @@ PRODUCT_CODES = {
     "AWS Data Transfer": "AWSDataTransfer",
     "AWS Support (Business)": "AWSSupportBusiness",
     "AWS Support (Enterprise)": "AWSSupportEnterprise",
+    "Amazon Bedrock": "AmazonBedrock",
 }
 CHARGE_LINE_TYPES = {"Tax": "Tax", "Credit": "Credit", "Fee": "Fee", "Usage": "Usage"}
 USAGE_LINE_TYPES = {
@@ -411,7 +412,10 @@ def charge_lines(charges: pl.DataFrame, period: BillingPeriod) -> pl.DataFrame:
         pl.col("charge_end").alias("line_item_usage_end_date"),
         code.alias("line_item_product_code"),
         code.alias("product_servicecode"),
-        pl.lit(1.0).alias("line_item_usage_amount"),
+        pl.col("usage_type").alias("line_item_usage_type"),
+        pl.col("usage_amount").fill_null(1.0).alias("line_item_usage_amount"),
+        pl.col("pricing_unit"),
+        _rate(pl.col("cost") / pl.col("usage_amount")).alias("line_item_unblended_rate"),
         _money(pl.col("cost")).alias("line_item_unblended_cost"),
         pl.col("description").alias("line_item_line_item_description"),
         pl.when(ctype == "Tax").then(pl.lit("Sales Tax")).alias("line_item_tax_type"),

@@ -1,10 +1,11 @@
 """The simulated company's LLM API bills, and the gateway's requests to the APIs that say who sent them.
 
-Besides its self-hosted models the company calls two paid APIs through its LiteLLM gateway: OpenAI's
-gpt-4o-mini and Anthropic's Claude Sonnet 4 (API_MODELS: tokens per UTC day, growing a little each
-day, at the list prices PRICES). Each API model's tokens are shared between tenants of known shares
-(API_TENANTS, keys of the gateway's tenant map); the share no tenant has was sent to the API past the
-gateway (a script with the organisation's own key), which the warehouse must call unattributed.
+Besides its self-hosted models the company calls three paid APIs through its LiteLLM gateway: OpenAI's
+gpt-4o-mini, Anthropic's Claude Sonnet 4 and Claude 3 Haiku on Amazon Bedrock (API_MODELS: tokens per
+UTC day, growing a little each day, at the list prices PRICES). Each API model's tokens are shared
+between tenants of known shares (API_TENANTS, keys of the gateway's tenant map); the share no tenant
+has was sent to the API past the gateway (a script with the organisation's own key), which the
+warehouse must call unattributed.
 Written:
 - `business/gateway/litellm_spend_logs_api.csv`: the gateway's requests to the APIs, LiteLLM's
   spend-log columns, one request per tenant-hour (tokens spread exactly), `api_base` the provider's
@@ -12,7 +13,12 @@ Written:
 - `business/llm_api/openai_usage.json`, `openai_costs.json`: the Completions Usage API's daily buckets
   by model and the Costs API's daily buckets by line item (`<model>, input` and `, output`);
 - `business/llm_api/anthropic_usage.json`, `anthropic_costs.json`: the Usage Report's daily buckets by
-  model and the Cost Report's by description (token_type), amounts in cents as the API writes them.
+  model and the Cost Report's by description (token_type), amounts in cents as the API writes them;
+- Bedrock's tokens as lines of the AWS CUR (`bedrock_charges`, written by the CUR writer): per day,
+  one line per usage type (`USE1-Claude3Haiku-input-tokens`, `-output-tokens`), the model named as
+  AWS's price list names it, not as the gateway does, and usage_amount in the price list's unit,
+  thousands of tokens (`pricing_unit` `1K tokens`), not tokens.
+No GCP billing export is simulated, so neither are Vertex AI's token SKUs.
 Ground truth (`ground_truth/api_tenant_costs.csv`): per day, model and tenant (and '(unattributed)'),
 the tokens and their cost at the list prices; each model-day's bill is their sum.
 """
@@ -25,7 +31,8 @@ from pathlib import Path
 
 import polars as pl
 
-from gpu_ledger.simulator.model import Fleet
+from gpu_ledger.simulator.model import CHARGES_SCHEMA, Fleet, SimulationConfig
+from gpu_ledger.simulator.org import AWS_PROD
 from gpu_ledger.simulator.writers.gateway import LITELLM_HEADER
 
 HOURS = 24
@@ -33,11 +40,18 @@ HOURS = 24
 API_MODELS = {
     "gpt-4o-mini-2024-07-18": ("openai", "openai", "https://api.openai.com/v1", 3_000_000, 600_000),
     "claude-sonnet-4-20250514": ("anthropic", "anthropic", "https://api.anthropic.com", 800_000, 150_000),
-}
+    "anthropic.claude-3-haiku-20240307-v1:0": (
+        "aws_bedrock", "bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com", 2_000_000, 400_000,
+    ),
+}  # fmt: skip
+# Bedrock model -> its CUR usage type without the token kind (AWS price list's usagetype, us-east-1)
+BEDROCK_USAGE_TYPES = {"anthropic.claude-3-haiku-20240307-v1:0": "USE1-Claude3Haiku"}
+BEDROCK_PRICING_UNIT = ("1K tokens", 1000)  # the price list's unit: CUR's usage_amount counts thousands
 GROWTH = 0.05  # each day's tokens grow by 5 % of day 0's
 PRICES = {  # USD per 1M input, output tokens: the providers' list prices
     "gpt-4o-mini-2024-07-18": (0.15, 0.60),
     "claude-sonnet-4-20250514": (3.00, 15.00),
+    "anthropic.claude-3-haiku-20240307-v1:0": (0.25, 1.25),  # USD 0.00025, 0.00125 per 1K tokens
 }
 API_TENANTS = {  # model -> (tenant as the gateway logs it, gateway team id, share of the tokens)
     "gpt-4o-mini-2024-07-18": (
@@ -47,6 +61,10 @@ API_TENANTS = {  # model -> (tenant as the gateway logs it, gateway team id, sha
     "claude-sonnet-4-20250514": (
         ("sk-91aa3f-indexer", "team-search", 0.60),
         ("sk-2b9d4a-sales", "team-sales", 0.40),
+    ),
+    "anthropic.claude-3-haiku-20240307-v1:0": (
+        ("sk-7f1c0e-helpdesk", "team-support", 0.55),
+        ("sk-91aa3f-indexer", "team-search", 0.25),
     ),
 }
 
@@ -141,7 +159,7 @@ def _bills(tokens: pl.DataFrame) -> dict[str, str]:
                         "amount": {"value": round(cost, 6), "currency": "usd"},
                         "line_item": f"{b['model']}, {kind}", "project_id": None,
                     })  # fmt: skip
-            else:
+            elif b["provider"] == "anthropic":
                 results["au"].append({
                     "uncached_input_tokens": b["input_tokens"],
                     "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
@@ -178,11 +196,43 @@ def _bills(tokens: pl.DataFrame) -> dict[str, str]:
     }
 
 
+def _days(config: SimulationConfig) -> list[date]:
+    return [(config.start + timedelta(days=n)).date() for n in range(config.days)]
+
+
+def bedrock_charges(config: SimulationConfig) -> pl.DataFrame:
+    """Bedrock's token lines for the AWS bill: per day and usage type, cost and thousands of tokens."""
+    unit, per_unit = BEDROCK_PRICING_UNIT
+    rows = []
+    bill = api_tokens(_days(config)).filter(pl.col("provider") == "aws_bedrock")
+    bill = bill.group_by("day", "model").agg(
+        pl.col("input_tokens", "output_tokens", "input_cost", "output_cost").sum()
+    )
+    for b in bill.sort("day", "model").iter_rows(named=True):
+        start = datetime(b["day"].year, b["day"].month, b["day"].day, tzinfo=UTC)
+        for kind in ("input", "output"):
+            usage_type = f"{BEDROCK_USAGE_TYPES[b['model']]}-{kind}-tokens"
+            rows.append(
+                {
+                    "provider": "aws",
+                    "account_id": AWS_PROD.account_id,
+                    "charge_type": "Usage",
+                    "service": "Amazon Bedrock",
+                    "description": f"Amazon Bedrock {usage_type}",
+                    "charge_start": start,
+                    "charge_end": start + timedelta(days=1),
+                    "cost": b[f"{kind}_cost"],
+                    "usage_type": usage_type,
+                    "usage_amount": b[f"{kind}_tokens"] / per_unit,
+                    "pricing_unit": unit,
+                }
+            )
+    return pl.DataFrame(rows, schema=CHARGES_SCHEMA)
+
+
 def write_llm_api(fleet: Fleet, out: Path) -> list[Path]:
     """Write the API bills, the gateway's API requests and their ground truth; returns their paths."""
-    config = fleet.config
-    days = [(config.start + timedelta(days=n)).date() for n in range(config.days)]
-    tokens = api_tokens(days)
+    tokens = api_tokens(_days(fleet.config))
     gateway = out / "business" / "gateway"
     gateway.mkdir(parents=True, exist_ok=True)
     requests = pl.DataFrame(_requests(tokens), schema=dict.fromkeys(LITELLM_HEADER, pl.String))
