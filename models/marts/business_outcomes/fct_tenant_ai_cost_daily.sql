@@ -11,12 +11,13 @@
       logged, and the gateways' requests that name no one), busy_cost less the tenants' costs;
     - '(idle)': the serving pool's idle, allocation_cost - busy_cost, never dropped.
     source 'api': each day's LLM API bill per model (int_llm_api__model_days: OpenAI, Anthropic, Bedrock,
-    Vertex AI, the providers summed) split by the gateways' requests to that model (not self-hosted,
-    the gateway's model named as the bill names it): each tenant gets input_cost x its input tokens /
-    the model's input tokens + output_cost x its output tokens / the model's output tokens (the bill's
-    own prices per direction), the model's tokens being the bill's, or the gateways' where they logged
-    more; '(unattributed)' gets the rest (tokens no gateway logged, key-less requests, web search and
-    other non-token costs), so the api lines sum to the bill to the cent. API lines have no idle.
+    Vertex AI, the providers summed) split by the gateways' requests to that model (not self-hosted;
+    the bill's model named as the gateways log it, seed llm_api_model_aliases): each tenant gets
+    input_cost x its input tokens / the model's input tokens + output_cost x its output tokens / the
+    model's output tokens (the bill's own prices per direction), the model's tokens being the bill's,
+    or the gateways' where they logged more; '(unattributed)' gets the rest (tokens no gateway logged,
+    key-less requests, web search and other non-token costs), so the api lines sum to the bill to the
+    cent. API lines have no idle.
 #}
 with
 
@@ -45,19 +46,33 @@ models as (
     group by day, model
 ),
 
+api_models as (
+    select
+        day,
+        model,
+        sum(input_tokens) as input_tokens,
+        sum(output_tokens) as output_tokens,
+        sum(coalesce(requests, 0)) as requests,
+        sum(input_cost) as input_cost,
+        sum(output_cost) as output_cost,
+        sum(api_cost) as api_cost
+    from api_bills
+    group by day, model
+),
+
 tenant_days as (
     select
         {{ utc_date('hour_start') }} as day,
         tenant,
         model,
+        case when is_self_hosted then 'self_hosted' else 'api' end as source,
         max(team) as team,
         max(project) as project,
         sum(input_tokens) as input_tokens,
         sum(output_tokens) as output_tokens,
         sum(requests) as requests
     from tenant_hours
-    where is_self_hosted
-    group by {{ utc_date('hour_start') }}, tenant, model
+    group by {{ utc_date('hour_start') }}, tenant, model, is_self_hosted
 ),
 
 weighted as (
@@ -76,6 +91,28 @@ weighted as (
         on
             tenant_days.day = models.day
             and tenant_days.model = models.model
+    where tenant_days.source = 'self_hosted'
+),
+
+api_shares as (
+    select
+        tenant_days.*,
+        api_models.input_cost,
+        api_models.output_cost,
+        greatest(
+            api_models.input_tokens,
+            sum(tenant_days.input_tokens) over (partition by tenant_days.day, tenant_days.model)
+        ) as model_input_tokens,
+        greatest(
+            api_models.output_tokens,
+            sum(tenant_days.output_tokens) over (partition by tenant_days.day, tenant_days.model)
+        ) as model_output_tokens
+    from tenant_days
+    inner join api_models
+        on
+            tenant_days.day = api_models.day
+            and tenant_days.model = api_models.model
+    where tenant_days.source = 'api'
 ),
 
 tenants as (
@@ -86,6 +123,7 @@ tenants as (
         team,
         project,
         model,
+        source,
         input_tokens,
         output_tokens,
         requests,
@@ -94,104 +132,7 @@ tenants as (
         ) }} as cost
     from weighted
     where tenant != '(unattributed)'
-),
-
-tenant_totals as (
-    select
-        day,
-        model,
-        sum(input_tokens) as input_tokens,
-        sum(output_tokens) as output_tokens,
-        sum(requests) as requests,
-        sum(cost) as cost
-    from tenants
-    group by day, model
-),
-
-unattributed as (
-    select
-        models.day,
-        '(unattributed)' as tenant,
-        'unattributed' as tenant_kind,
-        cast(null as string) as team,
-        cast(null as string) as project,
-        models.model,
-        greatest(models.input_tokens - coalesce(tenant_totals.input_tokens, 0), 0) as input_tokens,
-        greatest(models.output_tokens - coalesce(tenant_totals.output_tokens, 0), 0) as output_tokens,
-        greatest(models.requests - coalesce(tenant_totals.requests, 0), 0) as requests,
-        {{ money('models.busy_cost - coalesce(tenant_totals.cost, 0)') }} as cost
-    from models
-    left join tenant_totals
-        on
-            models.day = tenant_totals.day
-            and models.model = tenant_totals.model
-),
-
-idle as (
-    select
-        day,
-        '(idle)' as tenant,
-        'idle' as tenant_kind,
-        cast(null as string) as team,
-        cast(null as string) as project,
-        model,
-        0 as input_tokens,
-        0 as output_tokens,
-        0 as requests,
-        {{ money('allocation_cost - busy_cost') }} as cost
-    from models
-),
-
-api_models as (
-    select
-        day,
-        model,
-        sum(input_tokens) as input_tokens,
-        sum(output_tokens) as output_tokens,
-        sum(coalesce(requests, 0)) as requests,
-        sum(input_cost) as input_cost,
-        sum(output_cost) as output_cost,
-        sum(api_cost) as api_cost
-    from api_bills
-    group by day, model
-),
-
-api_tenant_days as (
-    select
-        {{ utc_date('hour_start') }} as day,
-        tenant,
-        model,
-        max(team) as team,
-        max(project) as project,
-        sum(input_tokens) as input_tokens,
-        sum(output_tokens) as output_tokens,
-        sum(requests) as requests
-    from tenant_hours
-    where not is_self_hosted
-    group by {{ utc_date('hour_start') }}, tenant, model
-),
-
-api_shares as (
-    select
-        api_tenant_days.*,
-        api_models.input_cost,
-        api_models.output_cost,
-        greatest(
-            api_models.input_tokens,
-            sum(api_tenant_days.input_tokens) over (partition by api_tenant_days.day, api_tenant_days.model)
-        ) as model_input_tokens,
-        greatest(
-            api_models.output_tokens,
-            sum(api_tenant_days.output_tokens) over (partition by api_tenant_days.day, api_tenant_days.model)
-        ) as model_output_tokens
-    from api_tenant_days
-    inner join api_models
-        on
-            api_tenant_days.day = api_models.day
-            and api_tenant_days.model = api_models.model
-),
-
-api_tenants as (
+    union all
     select
         day,
         tenant,
@@ -199,6 +140,7 @@ api_tenants as (
         team,
         project,
         model,
+        source,
         input_tokens,
         output_tokens,
         requests,
@@ -210,62 +152,84 @@ api_tenants as (
     where tenant != '(unattributed)'
 ),
 
-api_tenant_totals as (
+split_costs as (
     select
         day,
         model,
+        'self_hosted' as source,
+        input_tokens,
+        output_tokens,
+        requests,
+        busy_cost as cost
+    from models
+    union all
+    select
+        day,
+        model,
+        'api' as source,
+        input_tokens,
+        output_tokens,
+        requests,
+        api_cost as cost
+    from api_models
+),
+
+tenant_totals as (
+    select
+        day,
+        model,
+        source,
         sum(input_tokens) as input_tokens,
         sum(output_tokens) as output_tokens,
         sum(requests) as requests,
         sum(cost) as cost
-    from api_tenants
-    group by day, model
+    from tenants
+    group by day, model, source
 ),
 
-api_unattributed as (
+unattributed as (
     select
-        api_models.day,
+        split_costs.day,
         '(unattributed)' as tenant,
         'unattributed' as tenant_kind,
         cast(null as string) as team,
         cast(null as string) as project,
-        api_models.model,
-        greatest(api_models.input_tokens - coalesce(api_tenant_totals.input_tokens, 0), 0) as input_tokens,
-        greatest(api_models.output_tokens - coalesce(api_tenant_totals.output_tokens, 0), 0) as output_tokens,
-        greatest(api_models.requests - coalesce(api_tenant_totals.requests, 0), 0) as requests,
-        {{ money('api_models.api_cost - coalesce(api_tenant_totals.cost, 0)') }} as cost
-    from api_models
-    left join api_tenant_totals
+        split_costs.model,
+        split_costs.source,
+        greatest(split_costs.input_tokens - coalesce(tenant_totals.input_tokens, 0), 0) as input_tokens,
+        greatest(split_costs.output_tokens - coalesce(tenant_totals.output_tokens, 0), 0) as output_tokens,
+        greatest(split_costs.requests - coalesce(tenant_totals.requests, 0), 0) as requests,
+        {{ money('split_costs.cost - coalesce(tenant_totals.cost, 0)') }} as cost
+    from split_costs
+    left join tenant_totals
         on
-            api_models.day = api_tenant_totals.day
-            and api_models.model = api_tenant_totals.model
+            split_costs.day = tenant_totals.day
+            and split_costs.model = tenant_totals.model
+            and split_costs.source = tenant_totals.source
+),
+
+idle as (
+    select
+        day,
+        '(idle)' as tenant,
+        'idle' as tenant_kind,
+        cast(null as string) as team,
+        cast(null as string) as project,
+        model,
+        'self_hosted' as source,
+        0 as input_tokens,
+        0 as output_tokens,
+        0 as requests,
+        {{ money('allocation_cost - busy_cost') }} as cost
+    from models
 ),
 
 lines as (
-    select
-        *,
-        'self_hosted' as source
-    from tenants
+    select * from tenants
     union all
-    select
-        *,
-        'self_hosted' as source
-    from unattributed
+    select * from unattributed
     union all
-    select
-        *,
-        'self_hosted' as source
-    from idle
-    union all
-    select
-        *,
-        'api' as source
-    from api_tenants
-    union all
-    select
-        *,
-        'api' as source
-    from api_unattributed
+    select * from idle
 ),
 
 final as (
