@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -195,10 +196,15 @@ def main() -> None:
     print(f"GPU Ledger scale per row (issue 34), {started:%Y-%m-%d %H:%M} UTC, commit {commit()}")
     work = args.work or Path(tempfile.mkdtemp(prefix="gpu-ledger-scale-"))
     try:
+        folders = [work / f"{gpus}x{args.days}" for gpus in args.gpus]
         sizes = [
-            measure_size(work / f"{g}x{args.days}", g, args.days, args.interval, args.spark)
-            for g in args.gpus
+            measure_size(f, g, args.days, args.interval) for f, g in zip(folders, args.gpus, strict=True)
         ]
+        if args.spark:  # last: the slowest step, after every DuckDB figure is in
+            step = "full build, Spark local"
+            for size, folder in zip(sizes, folders, strict=True):
+                spark_build = partial(cli, "build", "--home", folder / "spark", "--engine", "spark")
+                size.steps[step] = measured(step, spark_build)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
