@@ -26,7 +26,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 
@@ -35,6 +35,7 @@ import duckdb
 from benchmarks import build, engines
 from benchmarks.ladder import commit, log, machine
 from benchmarks.measure import Step, cli
+from benchmarks.simulate import START
 
 STEPS = ("ingest", "full build, DuckDB", "one more day, DuckDB", "full build, Spark local")
 PROJECTED = ((10_000, 30), (100_000, 30))  # GPUs, days
@@ -64,6 +65,7 @@ def fit(small: tuple[float, float], large: tuple[float, float]) -> Line:
 class Size:
     gpus: int
     days: int
+    gpu_hours: float  # hours of GPU telemetry simulated before the held-back day (the fleet's truth)
     rows: int  # every row landed before the held-back day
     day_rows: int  # the rows the held-back day landed
     samples: int  # telemetry samples (dcgm_samples) among rows
@@ -81,6 +83,15 @@ def landed_rows(home: Path) -> int:
         tables = con.sql("select table_name from information_schema.tables where table_schema = 'raw'")
         names = [name for (name,) in tables.fetchall()]
         return sum(con.sql(f'select count(*) from raw."{name}"').fetchall()[0][0] for name in names)
+
+
+def telemetry_gpu_hours(sim: Path, days: int) -> float:
+    """GPU-hours of telemetry in the first `days` days, from the simulator's truth: the simulator's
+    fleet size is approximate and its GPUs come and go, so rows are counted per GPU-hour monitored."""
+    end = START + timedelta(days=days)
+    truth = sim / "ground_truth" / "gpu_hours.csv"
+    query = "select sum(telemetry_seconds) / 3600 from read_csv(?) where hour_start < ?"
+    return float(duckdb.execute(query, [str(truth), end]).fetchall()[0][0])
 
 
 def landed_bytes(home: Path) -> int:
@@ -102,7 +113,7 @@ def measure_size(folder: Path, gpus: int, days: int, interval: int) -> Size:
     cli("ingest", "--home", home, "--quiet", later)
     day_rows = landed_rows(home) - rows
     steps["one more day, DuckDB"] = measured("one more day, DuckDB", lambda: cli("build", "--home", home))
-    return Size(gpus, days, rows, day_rows, samples, landed, steps)
+    return Size(gpus, days, telemetry_gpu_hours(sim, days), rows, day_rows, samples, landed, steps)
 
 
 def measured(step: str, run: Callable[[], Step]) -> Step:
@@ -129,7 +140,8 @@ def report(sizes: list[Size], interval: int) -> None:
     print()
     for s in sizes:
         print(
-            f"{s.gpus} GPUs x {s.days} d: {s.rows:,} rows landed ({s.samples:,} DCGM samples), "
+            f"{s.gpus} GPUs x {s.days} d, {s.gpu_hours:,.0f} GPU-hours of telemetry: {s.rows:,} rows landed "
+            f"({s.samples:,} DCGM samples), "
             f"{s.landed_bytes / 2**20:,.1f} MiB of Parquet, {s.landed_bytes / s.rows:.2f} bytes a row; "
             f"the held-back day {s.day_rows:,} rows"
         )
@@ -153,10 +165,9 @@ def report(sizes: list[Size], interval: int) -> None:
     table(("step", "fleet", "rows", "wall s", "CPU s", "CPU / wall", "peak GiB"), measured)
     print()
 
-    gpu_days = (small.gpus * small.days, small.rows), (large.gpus * large.days, large.rows)
-    rows_per_gpu_day = fit(*gpu_days).per_row
+    rows_per_gpu_hour = fit((small.gpu_hours, small.rows), (large.gpu_hours, large.rows)).per_row
     bytes_per_row = fit((small.rows, small.landed_bytes), (large.rows, large.landed_bytes)).per_row
-    print(f"rows per GPU-day {rows_per_gpu_day:,.0f}, Parquet bytes per row {bytes_per_row:.2f} (slopes)")
+    print(f"slopes: {rows_per_gpu_hour:,.1f} rows a GPU-hour of telemetry, {bytes_per_row:.2f} bytes a row")
     lines = {
         step: fit(
             (small.rows_of(step), small.steps[step].cpu_seconds),
@@ -173,8 +184,8 @@ def report(sizes: list[Size], interval: int) -> None:
 
     projected = []
     for gpus, days in PROJECTED:
-        rows = rows_per_gpu_day * gpus * days
-        day_rows = rows_per_gpu_day * gpus
+        day_rows = rows_per_gpu_hour * gpus * 24
+        rows = day_rows * days
         cells = [f"{gpus:,} x {days} d", f"{rows:.2e}", f"{bytes_per_row * rows / 1e9:,.0f}"]
         for step, line in lines.items():
             at = day_rows if step == "one more day, DuckDB" else rows
