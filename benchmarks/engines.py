@@ -5,9 +5,10 @@
 
 Simulates a fleet, ingests it once, copies the landed home, then runs `gpu-ledger build` and
 `gpu-ledger build --engine spark` (models, seeds, data tests, publish; each a full build in a child
-process) and prints both wall times, the telemetry samples and the bytes of landed Parquet per sample:
-the baseline for docs/operations.md's cluster estimate. Local Spark on a laptop's cores is slower than DuckDB;
-what it measures is Spark's cost per sample, which a cluster divides among its nodes.
+process) and prints both wall times, the telemetry samples and the bytes of landed Parquet per sample.
+Local Spark on a laptop's cores is slower than DuckDB; what it measures is Spark's cost per sample,
+which a cluster divides among its nodes. docs/scale.md's cluster estimate comes from benchmarks/scale.py,
+which measures CPU time at two sizes.
 """
 
 from __future__ import annotations
