@@ -9,7 +9,8 @@ process of its own (benchmarks/measure.py):
 1. `gpu-ledger ingest` of every simulated source into a fresh home;
 2. a full `gpu-ledger build` on DuckDB;
 3. after ingesting the held-back day, `gpu-ledger build` again: one more day on DuckDB;
-4. a full `gpu-ledger build --engine spark` (local, in-process) of a copy of the home taken after 1.
+4. a full `gpu-ledger build --engine spark` (local, in-process) of a copy of the home taken after 1;
+   the Spark builds come last, after every DuckDB figure, being the slowest.
 Each step's CPU seconds (user + system of every process under it, Spark's JVM included), wall seconds
 and peak resident memory are printed against the rows landed (every table of schema raw: telemetry
 samples and the rest). Two sizes give a line per step, CPU = fixed + per-row cost x rows; the fixed
@@ -98,8 +99,9 @@ def landed_bytes(home: Path) -> int:
     return sum(f.stat().st_size for f in (home / "landed").rglob("*.parquet"))
 
 
-def measure_size(folder: Path, gpus: int, days: int, interval: int) -> Size:
-    """Ingest, a full build and one more day on DuckDB; the landed home is copied to folder/spark first."""
+def measure_size(folder: Path, gpus: int, days: int, interval: int, spark: bool) -> Size:
+    """Ingest, a full build and one more day on DuckDB; with spark, the landed home is copied to
+    folder/spark first, for the Spark build."""
     log(f"{gpus} GPUs x {days + 1} d at {interval} s, the last day's telemetry held back")
     sim, later = build.held_back_fleet(folder, gpus, days, interval)
     home, spark_home = folder / "home", folder / "spark"
@@ -108,7 +110,8 @@ def measure_size(folder: Path, gpus: int, days: int, interval: int) -> Size:
     steps = {"ingest": measured("ingest", lambda: build.ingest_all(home, sim))}
     rows, landed = landed_rows(home), landed_bytes(home)
     samples = engines.landed_samples(home).samples
-    shutil.copytree(home, spark_home)
+    if spark:
+        shutil.copytree(home, spark_home)
     steps["full build, DuckDB"] = measured("full build, DuckDB", lambda: cli("build", "--home", home))
     cli("ingest", "--home", home, "--quiet", later)
     day_rows = landed_rows(home) - rows
@@ -209,7 +212,8 @@ def main() -> None:
     try:
         folders = [work / f"{gpus}x{args.days}" for gpus in args.gpus]
         sizes = [
-            measure_size(f, g, args.days, args.interval) for f, g in zip(folders, args.gpus, strict=True)
+            measure_size(f, g, args.days, args.interval, args.spark)
+            for f, g in zip(folders, args.gpus, strict=True)
         ]
         if args.spark:  # last: the slowest step, after every DuckDB figure is in
             step = "full build, Spark local"
