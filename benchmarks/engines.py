@@ -5,9 +5,10 @@
 
 Simulates a fleet, ingests it once, copies the landed home, then runs `gpu-ledger build` and
 `gpu-ledger build --engine spark` (models, seeds, data tests, publish; each a full build in a child
-process) and prints both wall times, the telemetry samples and the bytes of landed Parquet per sample:
-the baseline for docs/operations.md's cluster estimate. Local Spark on a laptop's cores is slower than DuckDB;
-what it measures is Spark's cost per sample, which a cluster divides among its nodes.
+process) and prints both wall times, the telemetry samples and the bytes of landed Parquet per sample.
+Local Spark on a laptop's cores is slower than DuckDB; what it measures is Spark's cost per sample,
+which a cluster divides among its nodes. docs/scale.md's cluster estimate comes from benchmarks/scale.py,
+which measures CPU time at two sizes.
 """
 
 from __future__ import annotations
@@ -15,22 +16,32 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
-CLI = str(Path(sys.executable).with_name("gpu-ledger"))
+from benchmarks.measure import cli
 
 
-def _timed(args: list[str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(args, check=True, capture_output=True, text=True)
-    return time.perf_counter() - started
+@dataclass(frozen=True)
+class LandedSamples:
+    samples: int  # rows of dcgm_samples
+    parquet_bytes: int  # its Parquet files
+    days: int  # its day partitions
+
+
+def landed_samples(home: Path) -> LandedSamples:
+    """The telemetry samples landed in home (`dcgm_samples`): rows, bytes of Parquet, day partitions."""
+    samples_dir = home / "landed" / "dcgm_samples"
+    files = f"{samples_dir}/*/*.parquet"
+    return LandedSamples(
+        samples=duckdb.execute("select count(*) from read_parquet(?)", [files]).fetchall()[0][0],
+        parquet_bytes=sum(f.stat().st_size for f in samples_dir.rglob("*.parquet")),
+        days=len([d for d in samples_dir.iterdir() if d.name.startswith("day=")]),
+    )
 
 
 def main() -> None:
@@ -58,20 +69,19 @@ def main() -> None:
             ),
             show_progress=True,
         )
-        ingest_s = _timed([CLI, "ingest", "--home", str(duck), "--quiet", str(sim)])
+        ingest_s = cli("ingest", "--home", duck, "--quiet", sim).seconds
         shutil.copytree(duck, spark)
-        samples_dir = duck / "landed" / "dcgm_samples"
-        parquet_bytes = sum(f.stat().st_size for f in samples_dir.rglob("*.parquet"))
-        files = f"{samples_dir}/*/*.parquet"
-        samples = duckdb.execute("select count(*) from read_parquet(?)", [files]).fetchall()[0][0]
-        days = len([d for d in samples_dir.iterdir() if d.name.startswith("day=")])
-        duckdb_s = _timed([CLI, "build", "--home", str(duck)])
-        spark_s = _timed([CLI, "build", "--home", str(spark), "--engine", "spark"])
+        landed = landed_samples(duck)
+        samples = landed.samples
+        duckdb_s = cli("build", "--home", duck).seconds
+        spark_s = cli("build", "--home", spark, "--engine", "spark").seconds
 
         print(f"fleet: {args.gpus} GPUs x {args.days} days at {args.interval} s, {os.cpu_count()} cores")
-        print(f"landed: {samples:,} telemetry samples in {days} day partitions, ingest {ingest_s:.1f} s")
-        mib = parquet_bytes / 2**20
-        print(f"        {parquet_bytes / samples:.2f} bytes of Parquet per sample ({mib:.1f} MiB)")
+        print(
+            f"landed: {samples:,} telemetry samples in {landed.days} day partitions, ingest {ingest_s:.1f} s"
+        )
+        mib = landed.parquet_bytes / 2**20
+        print(f"        {landed.parquet_bytes / samples:.2f} bytes of Parquet per sample ({mib:.1f} MiB)")
         print(f"{'engine':<8} {'full build (s)':>15} {'samples / s':>12}")
         for engine, seconds in (("duckdb", duckdb_s), ("spark", spark_s)):
             print(f"{engine:<8} {seconds:>15.1f} {samples / seconds:>12,.0f}")
