@@ -7,20 +7,18 @@
     Config:
     - batch_time_column: the model's own time column, which places each row in a batch's window: a
       timestamptz, or with batch_time_type='date' a UTC day (its value is that day's midnight);
-    - batch_input / batch_input_day: the model (by name, one the model reads through its refs) and
-      its UTC day column: the days that need building are that model's, and its rows per day size
-      the batches;
+    - batch_input / batch_input_day: the model (by name, one the model reads through its refs) over
+      landed rows, with their `load_id`, and its UTC day column: the days that need building are
+      that model's, and its rows per day size the batches;
     - batch_rows: a batch takes consecutive days while their input rows stay within this (one day at
       least); batch_lookback_hours: each batch re-reads from the newest value held before its first
       day minus this.
     The days built: every input day on a full build; else the days after the newest held day, and
-    the held days re-opened since this model's previous build:
-    - input a landed staging model (a `load_id` column): the days of its rows whose load the
-      manifest records as loaded after that build started (late data, a restated bill: a
-      restatement for October re-opens October's days, not the year; a day that only the replaced
-      load had, and the new one has not, is not re-opened);
-    - input a day_batches model: the days that model rewrote after that build started.
-    Every build records the days it rewrote, and when, in build_state.rewritten_days.
+    the held days re-opened since this model's previous build: the days of the input's rows whose
+    load the manifest records as loaded after that build started (late data; a restated bill
+    re-opens its month's days, not the year; a day that only the replaced load had, and the new
+    one has not, is not re-opened). Every build records the days it rewrote, and when (its start),
+    in build_state.rewritten_days; the newest record is the previous build's start.
     Consecutive days form a batch. Batch k rewrites the window [start, end): start is the newest
     value held before its first day minus the lookback (unbounded when nothing is held before it),
     end the UTC midnight after its last day; every row held in the window is deleted and the
@@ -63,23 +61,26 @@
     {%- set previous_build = none if full_refresh else run_query(
         'select max(rewritten_at) from ' ~ ledger ~ " where model = '" ~ this.identifier ~ "'"
     ).rows[0][0] -%}
-    {#- the held days re-opened since the previous build (none without a record of it) -#}
-    {%- if previous_build is none or newest_day is none -%}
-        {%- set reopened = 'select null::date where false' -%}
-    {%- elif input_node.config.materialized == 'day_batches' -%}
-        {%- set reopened = 'select day from ' ~ ledger ~ " where model = '" ~ input_node.name
-            ~ "' and rewritten_at > '" ~ previous_build.isoformat() ~ "'::timestamptz" -%}
-    {%- else -%}
-        {%- set manifest = (graph.sources.values() | selectattr('source_name', 'equalto', 'ingest')
-            | selectattr('name', 'equalto', 'ingest_manifest') | first).relation_name -%}
-        {%- set reopened = 'select distinct ' ~ input_day ~ ' from ' ~ input_relation
-            ~ ' where load_id in (select load_id from ' ~ manifest ~ " where status = 'loaded' and loaded_at > '"
-            ~ previous_build.isoformat() ~ "'::timestamptz)" -%}
-    {%- endif -%}
+    {#- the loads landed since this model's previous build (none without a record of it) -#}
+    {%- set manifest_node = graph.sources['source.gpu_ledger.ingest.ingest_manifest'] -%}
+    {%- set manifest = adapter.get_relation(database=manifest_node.database, schema=manifest_node.schema,
+        identifier=manifest_node.identifier) -%}
+    {%- set new_loads = [] if previous_build is none or newest_day is none or manifest is none else run_query(
+        'select load_id from ' ~ manifest ~ " where status = 'loaded' and loaded_at > '"
+        ~ previous_build.isoformat() ~ "'::timestamptz order by 1"
+    ).columns[0].values() -%}
+    {#- the held days they touch (the loads as a literal list, which lets DuckDB skip every landed
+        file of another load by its statistics: a file holds one load's rows) -#}
+    {%- set reopened = [] if not new_loads else run_query(
+        'select distinct ' ~ input_day ~ ' from ' ~ input_relation ~ " where load_id in ('"
+        ~ new_loads | map('replace', "'", "''") | join("', '") ~ "') and " ~ input_day ~ " <= date '"
+        ~ newest_day.isoformat() ~ "'"
+    ).columns[0].values() -%}
     {%- set input_days = run_query(
         'select ' ~ input_day ~ ', count(*) from ' ~ input_relation
-        ~ ('' if newest_day is none else " where " ~ input_day ~ " > date '" ~ newest_day.isoformat()
-            ~ "' or " ~ input_day ~ ' in (' ~ reopened ~ ')')
+        ~ ('' if newest_day is none else " where " ~ input_day ~ " > date '" ~ newest_day.isoformat() ~ "'"
+            ~ (" or " ~ input_day ~ " in (date '" ~ reopened | map('string') | join("', date '") ~ "')"
+                if reopened else ''))
         ~ ' group by 1 order by 1'
     ).rows -%}
     {#- batches of consecutive days, each within batch_rows (one day at least): [first day, last day] -#}
@@ -118,8 +119,8 @@
         ) -%}
         {{ log(this.identifier ~ ': batch ' ~ loop.index ~ ' of ' ~ first_days | length ~ ', up to ' ~ end.isoformat(), info=True) }}
         {%- set start = "coalesce(getvariable('gpu_ledger_batch_start'), '-infinity'::timestamptz)" -%}
-        {%- set first_rewritten = "coalesce(cast(timezone('UTC', cast(getvariable('gpu_ledger_batch_start') as timestamptz)) as date), date '"
-            ~ first_day.isoformat() ~ "')" -%}
+        {%- set first_rewritten = "coalesce(cast(timezone('UTC', cast(getvariable('gpu_ledger_batch_start')"
+            ~ " as timestamptz)) as date), date '" ~ first_day.isoformat() ~ "')" -%}
         {%- if full_refresh and loop.first %}
             {% call statement('main') -%}
                 {{ create_table_as(False, target_relation, compiled_code) }}
