@@ -329,3 +329,45 @@ def _slice_rows_before(warehouse: Path, cutoff: datetime) -> int:
             "where mig_instance_id is not null and hour_start < ?",
             [cutoff],
         ).fetchone()[0]
+
+
+def test_late_samples_reopen_exactly_their_day(sim: Path, warehouse: Path, tmp_path: Path) -> None:
+    from gpu_ledger.home import Home
+
+    # every source, but one cluster's telemetry of an old day arrives after the first build
+    late_day = "2026-10-03"
+    telemetry = sorted(p for p in (sim / "telemetry").rglob("*") if p.is_file())
+    cluster = sorted(p.parent.parent.name for p in telemetry if p.name.startswith(late_day))[0]
+    late = [p for p in telemetry if p.name.startswith(late_day) and p.parent.parent.name == cluster]
+    assert late
+    home = Home(tmp_path / "home")
+    _ingest(home, [sim / name for name in INPUT_FOLDERS if name != "telemetry"])
+    _ingest(home, [p for p in telemetry if p not in late])
+    one_day = "{telemetry_batch_samples: 1}"
+    _build(home, one_day)
+    with duckdb.connect(str(home.root / "work.duckdb")) as con:
+        con.sql("update intermediate.int_telemetry__hour_parts set hostname = hostname || '#untouched'")
+
+    _ingest(home, late)
+    output = _build(home, one_day)
+    # the late day is re-opened, one batch, and nothing after the newest day is built
+    assert "int_telemetry__hour_parts: batch 1 of 1, up to 2026-10-04" in output, output[-3000:]
+    hours = _read(
+        home.warehouse, "select hour_start, hostname from intermediate.int_telemetry__hour_parts"
+    ).with_columns(pl.col("hour_start").dt.convert_time_zone("UTC"))
+    # the window: from the hour before the newest held before the day (its last hour's energy), to
+    # the day's end
+    window = pl.col("hour_start").is_between(
+        datetime(2026, 10, 2, 22, tzinfo=UTC), datetime(2026, 10, 4, tzinfo=UTC), closed="left"
+    )
+    assert hours.filter(~window)["hostname"].str.ends_with("#untouched").all(), "a day outside was rebuilt"
+    rebuilt = hours.filter(window)["hostname"]
+    assert not rebuilt.str.ends_with("#untouched").any(), "the late day was not rebuilt"
+
+    # and every incremental telemetry model is the full build's
+    for table, (key, marked) in TELEMETRY_TABLES.items():
+        incremental, full = (
+            _read(w, f"select * exclude ({marked}) from {table}").sort(key, nulls_last=True)
+            for w in (home.warehouse, warehouse)
+        )
+        assert_frame_equal(incremental, full, check_exact=False, rel_tol=1e-9, abs_tol=1e-9)

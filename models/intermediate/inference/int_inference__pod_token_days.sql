@@ -18,18 +18,18 @@
     (`<deployment>-<hash>-<suffix>`), else the pod's name.
     Incremental, in batches of whole UTC days (materialization day_batches, as
     int_telemetry__hour_parts; batches of at most `telemetry_batch_samples` inference samples, one
-    day at least): a batch reads the samples from the start of the newest day already built to the
-    end of its last day, recomputes those days and replaces them (delete on day). The newest day is
-    re-read because the increase of each series' last reading that day needed the reading after it,
-    which may only arrive with the next load or batch. Days before it are never touched again: a
-    series silent for the whole newest day keeps, until --full-refresh, no increase from its last
-    reading before that day to its next (a counter read across a day-long scrape outage); late
-    samples for older days need --full-refresh too.
+    day at least): the days after the newest built, and the days of samples landed since the
+    previous build (late data). A batch reads the samples from the start of the newest day built
+    before its first day to the end of its last day (a day more when built days follow), recomputes
+    those days and replaces them. The day before is re-read because the increase of each series'
+    last reading that day needed the reading after it, which may only arrive with the next load or
+    batch. A series silent for a whole day before the window keeps, until --full-refresh, no
+    increase from its last reading before that day to its next (a counter read across a day-long
+    scrape outage).
 #}
 {{
     config(
         materialized=incremental_materialization(),
-        unique_key=['day'],
         batch_time_column='day',
         batch_time_type='date',
         batch_input='stg_inference__samples',

@@ -34,14 +34,14 @@
       of the previous low sample and with its consumer; it starts a new row where the hour changes
       or that rule breaks, and int_idle__gpu_low_runs applies the same rule across pieces.
     Incremental, in batches of whole UTC days (materialization day_batches: consecutive days while
-    their landed samples stay within `telemetry_batch_samples`, 40M, one day at least): a batch
-    reads the samples at or after the newest hour already built minus
-    `telemetry_incremental_lookback_hours` (1) and before the end of its last day, recomputes those
-    hours and replaces them (delete on gpu_uuid x hour_start: every batch holds all the rows of each
-    GPU-hour it touches). The hour before the newest is re-read because its energy needed the
-    sample after it, which may only arrive with the next load or batch; steps are measured on what a
-    batch reads. Hours before the window are never touched again: late samples for them, or a
-    changed `idle_threshold_pct`, need --full-refresh.
+    their landed samples stay within `telemetry_batch_samples`, 40M, one day at least): the days
+    after the newest built, and the days of samples landed since the previous build (late data). A
+    batch reads the samples at or after the newest hour built before its first day minus
+    `telemetry_incremental_lookback_hours` (1) and before the end of its last day (a day more when
+    built days follow), recomputes those hours and replaces them. The hour before the newest is
+    re-read because its energy needed the sample after it, which may only arrive with the next load
+    or batch; steps are measured on what a batch reads. A changed `idle_threshold_pct` needs
+    --full-refresh.
     One model of some 600 lines, by choice: its stages (steps, sample times, hourly parts, labels)
     share the batch's window, so as ephemeral models they could not be unit-tested (dbt unit tests
     ephemeral models only through their readers), and as tables or views they would copy or re-read
@@ -50,7 +50,6 @@
 {{
     config(
         materialized=incremental_materialization(),
-        unique_key=['gpu_uuid', 'hour_start'],
         batch_time_column='hour_start',
         batch_input='stg_dcgm__samples',
         batch_input_day='sampled_day',

@@ -89,7 +89,9 @@ def publish(work: Path, staged: Path, warehouse: Path, marts: set[str]) -> None:
     """Copy the working file, make the copy self-contained, check it holds every mart, rename it into place.
 
     Staging views read the landed store through an attachment that readers of the published file do
-    not have, so the published copy keeps only tables (seeds, intermediate models and marts).
+    not have, so the published copy keeps only tables (seeds, intermediate models and marts), and not
+    the build's own record of the days its incremental models rewrote (schema build_state, which the
+    working file keeps for the next build).
     """
     if not marts:
         raise PublishRefused("dbt reported no marts built: nothing published, the warehouse is unchanged")
@@ -98,6 +100,7 @@ def publish(work: Path, staged: Path, warehouse: Path, marts: set[str]) -> None:
     shutil.copyfile(work, staged)
     with duckdb.connect(str(staged)) as con:
         con.sql("drop schema if exists staging cascade")
+        con.sql("drop schema if exists build_state cascade")
         con.sql("checkpoint")
     with duckdb.connect(str(staged), read_only=True) as con:
         present = {
