@@ -428,7 +428,13 @@ def k8s_fleet(tmp_path: Path) -> model.Fleet:
     )
     mig_gpus = gpus_of(mig_node, mig=True)
     slices = [
-        {"gpu_uuid": mig_gpus[0]["gpu_uuid"], "gpu_instance_id": gi, "profile": p, "compute_slices": g}
+        {
+            "gpu_uuid": mig_gpus[0]["gpu_uuid"],
+            "gpu_instance_id": gi,
+            "profile": p,
+            "compute_slices": g,
+            "gpu_compute_slices": 7,
+        }
         for gi, p, g in ((1, "3g.40gb", 3), (2, "3g.40gb", 3), (9, "1g.10gb", 1))
     ]
     pods = [

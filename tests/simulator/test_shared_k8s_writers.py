@@ -1,4 +1,4 @@
-"""The simulated Kubernetes nodes whose GPU pods share (fleet.SHARED_K8S_POOLS) land through the real
+"""The simulated Kubernetes nodes whose GPU pods share (fleet.SHARED_POOLS) land through the real
 parsers as sharing: the device plugin's node labels, HAMi's requests, its registration of the node's GPU
 and its vGPU monitor's series, and the DRA claims."""
 
@@ -89,15 +89,16 @@ def test_the_dra_claim_time_slices_one_gpu_between_two_pods(landed: RawStore):
 
 
 def test_each_dra_mig_pod_has_its_own_claim_on_a_slice_of_its_profile(landed: RawStore):
-    """The DRA MIG node's claims ask `mig.nvidia.com` for a profile; the static device names say none."""
+    """The DRA MIG node's claims ask `mig.nvidia.com` for a profile, but the 2g.20gb slice's, which ask for
+    any MIG device: the static device names say only their GPU instance profile ID."""
     rows = landed.con.sql(
-        """select distinct device_class, device, mig_profile, len(reserved_for_names)
-            from raw.k8s_resource_claims where is_mig order by mig_profile"""
+        """select distinct device_class, device, mig_profile, mig_profile_id, len(reserved_for_names)
+            from raw.k8s_resource_claims where is_mig order by device"""
     ).fetchall()
     assert rows == [
-        ("mig.nvidia.com", "gpu-0-mig-19-6-1", "1g.10gb", 1),
-        ("mig.nvidia.com", "gpu-0-mig-14-4-2", "2g.20gb", 1),
-        ("mig.nvidia.com", "gpu-0-mig-5-0-4", "4g.40gb", 1),
+        ("mig.nvidia.com", "gpu-0-mig-14-4-2", None, 14, 1),
+        ("mig.nvidia.com", "gpu-0-mig-19-6-1", "1g.10gb", 19, 1),
+        ("mig.nvidia.com", "gpu-0-mig-5-0-4", "4g.40gb", 5, 1),
     ]
     pods = landed.con.sql(
         """select count(*) from raw.k8s_pods
@@ -113,7 +114,7 @@ def test_a_dra_mig_pod_between_two_snapshots_leaves_only_its_pod_snapshot(landed
         """select distinct name, claim_templates[1], claim_names[1], started_at, finished_at
             from raw.k8s_pods where node_name like 'aks-nc-a100-dra-mig-%' and phase = 'Succeeded'"""
     ).fetchall()
-    assert pods and all(t in ("mig-4g-40gb", "mig-2g-20gb", "mig-1g-10gb") for _, t, *_ in pods)
+    assert pods and all(t in ("mig-4g-40gb", "mig-device", "mig-1g-10gb") for _, t, *_ in pods)
     assert all(claim.startswith(f"{name}-gpu-") for name, _, claim, *_ in pods)
     seen = {r[0] for r in landed.con.sql("select distinct name from raw.k8s_resource_claims").fetchall()}
     unseen = [(name, t, start, end) for name, t, claim, start, end in pods if claim not in seen]

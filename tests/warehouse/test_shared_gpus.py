@@ -2,14 +2,15 @@
 
 A Slurm job holding a MIG slice says so in its typed GRES (`gres/gpu:a100_3g.20gb=1,gres/gpu=1`, as
 real `sacct -P` prints it): it is charged the slice's compute slices over the GPU's (3/7 of an
-A100-hour), never the whole GPU. The real file of such a job (../shared/real-world, skipped when
-absent) lands with its slice and its GPU model. A vGPU guest's GPU (`GRID A100-10C`, 10 GB of a 40 GB
-A100) is an A100, not an unknown accelerator. The simulated fleet's MIG-partitioned Slurm partition
-charges each job its slice to the cent of the simulator's ground truth. A Slurm job holding shards
-(`gres/shard=2`) or an MPS share (`gres/mps=50`) is charged that part of one GPU; so is a pod holding a GPU
-through a Kubernetes DRA claim, as the claim shares it (time-slicing, MPS). Two jobs that each say
-they hold a GPU alone, at the same time, share it without saying so: Data health names that GPU. A pod
-that asks HAMi for part of a GPU is charged that part.
+A100-hour; an A30 has 4, so its 2g.12gb, `gres/gpu:nvidia_a30_2g.12gb` as AutoDetect=nvml types it,
+is 2/4 of an A30-hour), never the whole GPU. The real file of such a job (../shared/real-world, skipped
+when absent) lands with its slice and its GPU model. A vGPU guest's GPU (`GRID A100-10C`, 10 GB of a 40
+GB A100) is an A100, not an unknown accelerator. The simulated fleet's MIG-partitioned Slurm partitions
+(A100s, A30s) charge each job its slice to the cent of the simulator's ground truth. A Slurm job holding
+shards (`gres/shard=2`) or an MPS share (`gres/mps=50`) is charged that part of one GPU; so is a pod
+holding a GPU through a Kubernetes DRA claim, as the claim shares it (time-slicing, MPS). Two jobs that
+each say they hold a GPU alone, at the same time, share it without saying so: Data health names that
+GPU. A pod that asks HAMi for part of a GPU is charged that part.
 """
 
 from __future__ import annotations
@@ -36,17 +37,19 @@ REAL_VGPU_SCRAPE = (
     REAL_WORLD / "set2" / "cncf-k8s-ai-conformance" / "vks_grid-a100-10c_vgpu_dcgm-exporter_metrics.prom"
 )
 
-HOST, SHARDS_HOST, MPS_HOST, OVERLAP_HOST = "gpu-a1", "gpu-s1", "gpu-m1", "gpu-x1"
+HOST, SHARDS_HOST, MPS_HOST, OVERLAP_HOST, A30_HOST = "gpu-a1", "gpu-s1", "gpu-m1", "gpu-x1", "gpu-t1"
 ON_HOST = f"select gpu_id from marts.dim_gpus where host = '{HOST}'"
 # two jobs share the one A100 of HOST for the same two hours: a 3g.20gb slice and a 1g.5gb slice; two
 # share SHARDS_HOST's through Slurm's sharding (2 and 4 of its 8 shards), two MPS_HOST's through MPS
 # (50 % and 70 % of it: more than the GPU); and two jobs hold OVERLAP_HOST's one GPU whole at the same time,
-# which no scheduler that knows it shares the GPU would say
+# which no scheduler that knows it shares the GPU would say. A30_HOST's one A30 (4 compute slices, not 7)
+# runs a 2g.12gb slice's job, its type as Slurm's AutoDetect=nvml names it (nvidia_a30_2g.12gb).
 SACCT = f"""\
 Cluster|JobID|JobIDRaw|User|Account|State|Submit|Start|End|NodeList|AllocTRES
 hpc|900|900|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|billing=9,cpu=9,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=60G,node=1
 hpc|900.batch|900.batch||bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|cpu=9,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=60G,node=1
 hpc|901|901|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{HOST}|billing=3,cpu=3,gres/gpu:a100_1g.5gb=1,gres/gpu=1,mem=20G,node=1
+hpc|902|902|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{A30_HOST}|billing=5,cpu=4,gres/gpu:nvidia_a30_2g.12gb=1,gres/gpu=1,mem=16G,node=1
 hpc|910|910|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{SHARDS_HOST}|billing=2,cpu=2,gres/shard=2,mem=8G,node=1
 hpc|911|911|ben|chem|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{SHARDS_HOST}|billing=4,cpu=4,gres/shard=4,mem=16G,node=1
 hpc|920|920|ana|bio|COMPLETED|2026-10-01T00:00:00+00:00|2026-10-01T00:00:00+00:00|2026-10-01T02:00:00+00:00|{MPS_HOST}|billing=2,cpu=2,gres/mps=50,mem=8G,node=1
@@ -95,7 +98,8 @@ def shared_warehouse(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("shared_gpus")
     (folder / "sacct.txt").write_text(SACCT)
     hosts = (HOST, SHARDS_HOST, MPS_HOST, OVERLAP_HOST)
-    (folder / "assets.csv").write_text(_assets(*hosts))
+    a30 = f"a-9,{A30_HOST},hpc,dc1,PowerEdge R750xa,A30-PCIE-24GB,1,9000,2026-01-01,36,100,50,1.2,0.1,USD\n"
+    (folder / "assets.csv").write_text(_assets(*hosts) + a30)
     (folder / "dcgm.json").write_text(json.dumps(_dcgm_of(*hosts)))
     return built_warehouse(tmp_path_factory.mktemp("shared_gpus_home"), folder)
 
@@ -230,6 +234,30 @@ def test_a_slurm_mig_job_says_which_slice_it_held(shared_warehouse: Path):
     assert modes == [("mig",)]
 
 
+def test_an_a30_slurm_mig_slice_is_charged_its_part_of_the_a30s_four_slices(shared_warehouse: Path):
+    """The A30's 2g.12gb slice (typed GRES nvidia_a30_2g.12gb) is half its GPU, 2 of its 4 compute slices:
+    its job pays half the GPU-hours' cost, the other half is idle."""
+    ((profile, model, mode, share),) = query(
+        shared_warehouse,
+        "select mig_profile, gpu_model, sharing_mode, gpu_share from marts.dim_jobs where job_id = '902'",
+    )
+    assert (profile, model, mode, share) == ("2g.12gb", "A30-PCIE-24GB", "mig", 0.5)
+    on_a30 = f"select gpu_id from marts.dim_gpus where host = '{A30_HOST}'"
+    costs = dict(
+        query(
+            shared_warehouse,
+            f"""select consumer, sum(cost) from marts.fct_gpu_hour_allocations
+                where gpu_id in ({on_a30}) group by all""",
+        )
+    )
+    ((gpu_cost,),) = query(
+        shared_warehouse, f"select sum(effective_cost) from marts.fct_gpu_hours where gpu_id in ({on_a30})"
+    )
+    assert gpu_cost > 0 and set(costs) == {"slurm:hpc:902", "idle"}
+    for consumer in costs:
+        assert abs(costs[consumer] - gpu_cost / 2) <= Decimal("0.01"), consumer
+
+
 def _held_and_paid(warehouse: Path, host: str) -> tuple[dict[str, float], dict[str, Decimal], Decimal]:
     """Per job on the host's one GPU over the two hours: the share it held; per consumer (idle too):
     the cost; and the GPU-hours' cost."""
@@ -309,9 +337,10 @@ def _truth_jobs(sim: Path) -> pl.DataFrame:
     )
 
 
-def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim: Path, warehouse: Path):
-    """The simulator's MIG-partitioned Slurm partition (a100-mig): every job that held a slice is a mig
-    job with its slice's g/7 and costs what the simulator's ground truth says, to the cent."""
+def test_the_simulated_slurm_mig_pools_charge_each_job_its_slice_to_the_cent(sim: Path, warehouse: Path):
+    """The simulator's MIG-partitioned Slurm partitions (a100-mig, a30-mig): every job that held a slice is
+    a mig job with its slice's g over its GPU's compute slices (7 on an A100, 4 on an A30: a 2g.12gb is
+    half an A30) and costs what the simulator's ground truth says, to the cent."""
     truth = _truth_jobs(sim).filter(
         (pl.col("scheduler") == "slurm") & pl.col("mig_profile").is_not_null() & (pl.col("gpu_seconds") > 0)
     )
@@ -319,20 +348,26 @@ def test_the_simulated_slurm_mig_pool_charges_each_job_its_slice_to_the_cent(sim
     ours = pl.DataFrame(
         query(
             warehouse,
-            """select d.job_id, d.mig_profile, d.sharing_mode, d.gpu_share, f.cost
+            """select d.job_id, d.mig_profile, d.gpu_model, d.sharing_mode, d.gpu_share, f.cost
                 from marts.dim_jobs as d inner join marts.fct_job_costs as f using (job_key)
                 where d.scheduler = 'slurm' and d.mig_profile is not null""",
         ),
-        schema=["job_id", "profile", "sharing_mode", "share", "cost_ours"],
+        schema=["job_id", "profile", "gpu_model", "sharing_mode", "share", "cost_ours"],
         orient="row",
     )
     joined = truth.join(ours, on="job_id", how="left")
     assert joined.filter(pl.col("profile") != pl.col("mig_profile")).is_empty()
     assert (joined["sharing_mode"] == "mig").all()
     slices = joined["mig_profile"].str.extract(r"^(\d+)g", 1).cast(pl.Float64)
-    assert ((joined["share"] - slices / 7).abs() < 1e-12).all()
-    worst = (joined["cost"] - joined["cost_ours"].cast(pl.Float64)).abs().max()
-    assert worst < 0.005, f"a simulated MIG job's cost differs from the ground truth by {worst}"
+    gpu_slices = joined["gpu_model"].replace_strict({"A30-PCIE-24GB": 4.0}, default=7.0)
+    assert ((joined["share"] - slices / gpu_slices).abs() < 1e-12).all()
+    a30 = joined.filter(pl.col("gpu_model") == "A30-PCIE-24GB")
+    assert sorted(a30["mig_profile"].unique()) == ["1g.6gb", "2g.12gb"], "no simulated A30 MIG pool"
+    halves = a30.filter(pl.col("mig_profile") == "2g.12gb")["share"]
+    assert (halves == 0.5).all()
+    for model, jobs in joined.group_by("gpu_model"):
+        worst = (jobs["cost"] - jobs["cost_ours"].cast(pl.Float64)).abs().max()
+        assert worst < 0.005, f"a simulated {model[0]} MIG job's cost is off the ground truth by {worst}"
 
 
 def test_the_simulated_slurm_shard_and_mps_jobs_pay_their_part_to_the_cent(sim: Path, warehouse: Path):

@@ -1,6 +1,6 @@
 """HAMi's measured split on the simulated fleet, end to end (issue 30).
 
-The simulated node whose L4 HAMi shares (fleet.SHARED_K8S_POOLS `g6-hami`) runs no DCGM: the warehouse
+The simulated node whose L4 HAMi shares (fleet.SHARED_POOLS `g6-hami`) runs no DCGM: the warehouse
 learns its GPU's UUID only from HAMi's registration of it on the node (`hami.io/node-nvidia-register`,
 int_telemetry__hami_gpus), which ties the UUID of HAMi's vGPU monitor series to the node's GPU
 `<instance_id>:0`. The monitor measures each pod's own SM utilisation (simulator.telemetry_hami), so every

@@ -5,7 +5,9 @@ simulator's ground truth, to the cent:
   ResourceClaim per pod asking the class `mig.nvidia.com` for a profile by CEL selector (the device's
   static name, `gpu-0-mig-5-0-4`, names none): each pod is `mig` with its profile and pays g/7; the
   pod that ran between two claims snapshots, its claim in none, takes its profile from its template's
-  claims for the other pods and pays its g/7 too;
+  claims for the other pods and pays its g/7 too; the 2g.20gb slice's pods, whose claims ask for any
+  MIG device and name no profile, are known by their device's GPU instance profile ID alone
+  (`gpu-0-mig-14-4-2`: 14 on an A100 80GB is 2g.20gb) and pay 2/7;
 - vGPU guests: Azure NVadsA10 v5 VMs whose DCGM names their GPU `NVIDIA A10-4Q` / `NVIDIA A10-12Q`: the
   GPU is an A10 share of 4/24 and 12/24 of its frame buffer, each pod on it is `vgpu` and pays the VM's
   bill for the time it ran (a remote workstation that held its guest all window pays all of it).
@@ -13,6 +15,7 @@ simulator's ground truth, to the cent:
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -83,6 +86,29 @@ def test_a_dra_pod_between_claims_snapshots_pays_its_slice_to_the_cent(pods: pl.
     assert short["cost"][0] > 0 and abs(float(short["cost_ours"][0]) - short["cost"][0]) < 0.005
     claims = "".join(p.read_text() for p in sim.glob("schedulers/kubernetes/*/resourceclaims-*.json"))
     assert short["name"][0] not in claims, "its claim was in a snapshot after all"
+
+
+def test_dra_pods_whose_claims_name_no_profile_pay_their_slice_by_its_id(pods: pl.DataFrame, sim: Path):
+    """The 2g.20gb slice's claims ask the class for any MIG device, no selector; only the static device
+    they were allocated, named for its GPU instance profile ID, says the slice."""
+    claims = [
+        item
+        for path in sim.glob("schedulers/kubernetes/*/resourceclaims-*.json")
+        for item in json.loads(path.read_text())["items"]
+        if item["metadata"]["name"].startswith("detector-eval-")
+    ]
+    assert claims, "no claims of the 2g.20gb slice's pods"
+    for item in claims:
+        (request,) = item["spec"]["devices"]["requests"]
+        assert "selectors" not in request["exactly"]
+        (result,) = item["status"]["allocation"]["devices"]["results"]
+        assert result["device"] == "gpu-0-mig-14-4-2"
+    by_id = pods.filter(pl.col("name").str.starts_with("detector-eval-"))
+    assert by_id.height >= 2
+    assert (by_id["sharing_mode"] == "mig").all() and (by_id["our_mig_profile"] == "2g.20gb").all()
+    assert ((by_id["share"] - 2 / 7).abs() < 1e-12).all()
+    worst = (by_id["cost_ours"].cast(pl.Float64) - by_id["cost"]).abs().max()
+    assert worst < 0.005, f"a pod known by its device's profile ID differs from the ground truth by {worst}"
 
 
 def test_vgpu_guests_are_a10_shares_by_frame_buffer(warehouse: Path):

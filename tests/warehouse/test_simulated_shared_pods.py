@@ -1,4 +1,4 @@
-"""The simulated fleet's Kubernetes nodes whose one GPU several pods share (fleet.SHARED_K8S_POOLS), end to
+"""The simulated fleet's Kubernetes nodes whose one GPU several pods share (fleet.SHARED_POOLS), end to
 end: each pod says how it shared its GPU and costs what the simulator's ground truth (its part of the
 GPU it really held) says, to the cent.
 

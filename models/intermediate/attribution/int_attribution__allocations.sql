@@ -10,7 +10,7 @@
       HAMi's per-container SM utilisation, else dcgm-exporter's per-pod DCGM_FI_DEV_GPU_UTIL since its
       PR #594), where every holder shares the GPU (not exclusive, not a MIG slice) and has a
       measurement in the hour; the unused part is idle;
-    - declared: its share of the GPU (g/7 for a MIG slice, a declared share; 1 for a holder that
+    - declared: its share of the GPU (g/G (G = its GPU's compute slices, 7 or 4 on an A30) for a MIG slice, a declared share; 1 for a holder that
       declared none; N/M for a job spread over a node's M GPUs) x the seconds it held the GPU, where
       any holder declared a share;
     - equal: the seconds it held the GPU, as if none had declared a share (equal parts of what they

@@ -49,6 +49,7 @@ samples as (
         streams.mig_instance_id,
         streams.consumer,
         readings.compute_slices,
+        readings.gpu_compute_slices,
         stream_steps.step_seconds,
         readings.unit_util_pct,
         readings.fb_used_mib,
@@ -91,7 +92,8 @@ final as (
         held_intervals.mig_instance_id,
         -- numerics
         {{ exact_sum(
-            'samples.unit_util_pct / 100.0 * samples.compute_slices / 7.0 * samples.step_seconds / 3600.0'
+            'samples.unit_util_pct / 100.0 * samples.compute_slices / samples.gpu_compute_slices'
+            ~ ' * samples.step_seconds / 3600.0'
         ) }} as busy_gpu_hours,
         {{ exact_sum('samples.unit_util_pct') }} as util_pct_sum,
         count(samples.unit_util_pct) as util_samples,

@@ -3,7 +3,7 @@
     Sustained low utilisation, measured: the low-run pieces of int_telemetry__hour_parts (its gpu
     part; where a sample's utilisation, consumer and step are worked out) joined into runs.
     - A GPU's utilisation at a sample time is its DCGM_FI_DEV_GPU_UTIL (GR_ENGINE_ACTIVE x 100 where
-      GPU_UTIL is absent); a MIG GPU's is the sum over its slices of GR_ENGINE_ACTIVE x 100 x g/7.
+      GPU_UTIL is absent); a MIG GPU's is the sum over its slices of GR_ENGINE_ACTIVE x 100 x g/G (G = its GPU's compute slices, 7 or 4 on an A30).
       A sample is low when that is below var `idle_threshold_pct` (5).
     - The consumer at a sample time is the pod / HPC job on the whole GPU's series labels (several
       at once, time-sliced, count as one consumer: the first and last label sets); a MIG GPU with

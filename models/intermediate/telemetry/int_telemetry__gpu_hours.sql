@@ -19,7 +19,7 @@ gpu_hours as (
         hour_start,
         max(hostname) as hostname,
         cast(null as {{ dbt.type_string() }}) as mig_profile,
-        7 as compute_slices,
+        max(compute_slices) as compute_slices,
         sum(samples) as samples,
         sum(telemetry_seconds) as telemetry_seconds,
         {{ exact_sum('busy_gpu_hours') }} as busy_gpu_hours,

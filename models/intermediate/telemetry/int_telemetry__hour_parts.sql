@@ -21,8 +21,9 @@
       that size; else the GPU's (all its streams pooled), else that of every stream read, else var
       `telemetry_default_step_seconds` (30 s, dcgm-exporter's default collection interval). A unit's
       step at a sample time is the least of its consumers', the GPU's the least of its units'.
-    - Busy: a unit's utilisation / 100 x g/7 x step / 3600 GPU-hours (g: compute slices, 7 for a
-      whole GPU). A MIG GPU's utilisation, framebuffer and busy time at a sample time sum its slices'.
+    - Busy: a unit's utilisation / 100 x g / G x step / 3600 GPU-hours (g: its compute slices, G its
+      GPU's, gpu_compute_slices of int_telemetry__series: 7, 4 on an A30; g = G for a whole GPU). A MIG
+      GPU's utilisation, framebuffer and busy time at a sample time sum its slices'.
     - Energy (gpu part): the TOTAL_ENERGY_CONSUMPTION counter (mJ since boot, repeated on every
       slice's series, read once per GPU and time) increases from each reading to the next, counted
       on the earlier reading's row; a decrease is a reset and the new reading is the increase; the
@@ -160,6 +161,7 @@ unit_time_readings as (
         sampled_at,
         max(host_rank) as host_rank,
         max(compute_slices) as compute_slices,
+        max(gpu_compute_slices) as gpu_compute_slices,
         min(step_seconds) as step_seconds,
         max(unit_util_pct) as unit_util_pct,
         max(fb_used_mib) as fb_used_mib,
@@ -189,9 +191,11 @@ unit_times as (
         unit_time_readings.compute_slices,
         unit_time_readings.step_seconds,
         unit_time_readings.unit_util_pct,
-        -- a slice's activity is worth g/7 of the GPU
-        unit_time_readings.unit_util_pct * unit_time_readings.compute_slices / 7.0 as gpu_util_pct,
-        unit_time_readings.unit_util_pct / 100.0 * unit_time_readings.compute_slices / 7.0
+        -- a slice's activity is worth g / the GPU's compute slices of the GPU
+        unit_time_readings.unit_util_pct * unit_time_readings.compute_slices
+        / unit_time_readings.gpu_compute_slices as gpu_util_pct,
+        unit_time_readings.unit_util_pct / 100.0 * unit_time_readings.compute_slices
+        / unit_time_readings.gpu_compute_slices
         * unit_time_readings.step_seconds / 3600.0 as busy_gpu_hours,
         unit_time_readings.fb_used_mib,
         unit_time_readings.energy_mj,
@@ -355,7 +359,8 @@ consumer_hours as (
         min(step_seconds) as step_seconds,
         count(*) as samples,
         sum(step_seconds) as telemetry_seconds,
-        {{ exact_sum('unit_util_pct / 100.0 * compute_slices / 7.0 * step_seconds / 3600.0') }} as busy_gpu_hours,
+        {{ exact_sum('unit_util_pct / 100.0 * compute_slices / gpu_compute_slices * step_seconds / 3600.0') }}
+            as busy_gpu_hours,
         {{ exact_sum('unit_util_pct') }} as util_pct_sum,
         count(unit_util_pct) as util_samples,
         max(fb_used_mib) as max_fb_used_mib,
@@ -434,7 +439,8 @@ streams as (
 gpus as (
     select distinct
         gpu_id,
-        gpu_uuid
+        gpu_uuid,
+        gpu_compute_slices
     from series
 ),
 
@@ -557,7 +563,7 @@ gpu_part as (
         hosts.hostname,
         cast(null as {{ dbt.type_string() }}) as mig_profile,
         cast(null as {{ dbt.type_string() }}) as scheduler,
-        7 as compute_slices,
+        gpus.gpu_compute_slices as compute_slices,
         gpu_pieces.is_mig_enabled,
         gpu_pieces.step_seconds,
         gpu_pieces.samples,

@@ -6,6 +6,9 @@
     over the samples (int_telemetry__hour_parts) works on the integer ids numbered here and puts
     the labels back on its hourly rows.
     - A series repeated per load in stg_dcgm__series is one row (its labels are equal).
+    - compute_slices: a MIG slice's g (its profile's `<g>g`); gpu_compute_slices: those of its GPU, the
+      model DCGM names for it (gpu_models.mig_compute_slices: 4 on an A30; 7 where unknown or none), a
+      whole GPU's compute_slices. A slice is worth compute_slices / gpu_compute_slices of its GPU.
     - Consumer: the pod (dcgm-exporter's Kubernetes mapping) and/or HPC job (its Slurm mapping) on
       the series' labels; null when the unit is idle.
     - The ids (stream, unit, GPU) and ranks (host, consumer) number the values of this read in
@@ -13,6 +16,14 @@
       rank is the largest value; they are not stable from one build to the next.
 #}
 with
+
+dcgm_models as (
+    select * from {{ ref('int_inventory__dcgm_models') }}
+),
+
+gpu_models as (
+    select * from {{ ref('gpu_models') }}
+),
 
 series as (
     select
@@ -25,7 +36,8 @@ series as (
         max(pod_namespace) as pod_namespace,
         max(pod_name) as pod_name,
         max(pod_uid) as pod_uid,
-        max(hpc_job_id) as hpc_job_id
+        max(hpc_job_id) as hpc_job_id,
+        max(model_name) as model_name
     from {{ ref('stg_dcgm__series') }}
     where
         metric in (
@@ -50,13 +62,21 @@ numbered as (
     from series
 ),
 
--- a stream's labels are those of its series (the host and profile: the largest)
+-- a stream's labels are those of its series (the host and profile: the largest); its GPU's compute
+-- slices those of the model DCGM names for the GPU (the largest name)
 streams as (
     select
-        *,
-        max(hostname) over (partition by stream_id) as stream_hostname,
-        max(mig_profile) over (partition by stream_id) as stream_mig_profile
+        numbered.*,
+        max(numbered.hostname) over (partition by numbered.stream_id) as stream_hostname,
+        max(numbered.mig_profile) over (partition by numbered.stream_id) as stream_mig_profile,
+        {{ gpu_compute_slices(
+            'max(gpu_models.mig_compute_slices) over (partition by numbered.gpu_id)'
+        ) }} as gpu_compute_slices
     from numbered
+    left join dcgm_models
+        on numbered.model_name = dcgm_models.model_name
+    left join gpu_models
+        on dcgm_models.gpu_model = gpu_models.gpu_model
 ),
 
 labelled as (
@@ -97,9 +117,10 @@ final as (
             when hpc_job_id is not null then 'slurm'
         end as scheduler,
         case
-            when mig_instance_id is null then 7
+            when mig_instance_id is null then gpu_compute_slices
             else {{ mig_compute_slices('stream_mig_profile') }}
         end as compute_slices,
+        gpu_compute_slices,
         -- numerics: ranks in sort order, null for a null value
         case
             when stream_hostname is not null then cast(dense_rank() over (order by stream_hostname) as bigint)

@@ -47,6 +47,7 @@ streams as (
         gpu_id,
         mig_instance_id,
         compute_slices,
+        gpu_compute_slices,
         host_rank,
         consumer_rank
     from series
@@ -63,6 +64,7 @@ final as (
         streams.consumer_rank,
         -- dimensions
         streams.compute_slices,
+        streams.gpu_compute_slices,
         -- numerics
         -- a whole GPU's utilisation is GPU_UTIL (GR_ENGINE_ACTIVE where GPU_UTIL is absent); a MIG
         -- slice reports no GPU_UTIL: its activity is GR_ENGINE_ACTIVE, % of the slice's own capacity

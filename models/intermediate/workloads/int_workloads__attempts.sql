@@ -126,7 +126,12 @@ pod_jobs as (
             pods.hami_gpu_cores_pct,
             pod_claims.mps_active_thread_pct,
             -- MIG slices of several profiles through DRA claims: their compute slices over the GPU's
-            case when pod_claims.mig_profile is null then pod_claims.mig_compute_pct end,
+            case
+                when pod_claims.mig_profile is null
+                    then
+                        100.0 * pod_claims.mig_compute_slices_per_gpu
+                        / {{ gpu_compute_slices('resolved_models.mig_compute_slices') }}
+            end,
             case when pod_nodes.gpu_sharing_strategy = 'mps' then 100.0 / nullif(pod_nodes.gpu_replicas, 0) end
         ) as double) as declared_compute_pct,
         pods.hami_gpu_memory_pct as declared_memory_pct,
@@ -159,6 +164,13 @@ pod_jobs as (
         on pod_nodes.gpu_product = replace(product_models.dcgm_model_name, ' ', '-')
     left join host_gpu_models
         on pods.node_name = host_gpu_models.hostname
+    left join gpu_models as resolved_models
+        on
+            coalesce(
+                instance_catalogue.gpu_model,
+                product_models.gpu_model,
+                host_gpu_models.gpu_model
+            ) = resolved_models.gpu_model
     left join mig_profile_ids
         on
             pod_claims.mig_profile_id = mig_profile_ids.profile_id

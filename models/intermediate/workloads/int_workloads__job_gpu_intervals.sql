@@ -5,7 +5,7 @@
        generic-CSV job's own gpu_uuids).
     2. scheduler_spread: when no series names the attempt, its allocation is spread over its nodes:
        a node gets gpus_allocated / nodes GPUs (N), spread evenly over the node's M GPUs, share N / M
-       on each (a MIG request counts its slices' g/7). M and the GPU ids come from the GPUs DCGM saw
+       on each (a MIG request counts its slices' g/G (G = its GPU's compute slices, 7 or 4 on an A30)). M and the GPU ids come from the GPUs DCGM saw
        on the node during the attempt, else the node's GPU count (ids `<instance_id>:<index>`, or
        `<hostname>:<index>` where only the host is known), else N itself. A host the scheduler names
        but no pod node gives (a Slurm node) is looked up in the machines by its short name

@@ -3,7 +3,7 @@
     When each job attempt held its GPUs: from its scheduler start to its end or, still running, to the
     end of the observation window (int_workloads__observation_window); an attempt that never started,
     or held nothing for any time, is left out. With what it asked for (GPUs, MIG profile; slice_share is
-    its gpu_share: g/7 of a MIG profile, a declared share, else 1) and where it ran: the start of both
+    its gpu_share: g / the GPU's compute slices of a MIG profile, a declared share, else 1) and where it ran: the start of both
     kinds of evidence of which GPUs it held (int_workloads__job_labelled_gpus,
     int_workloads__job_gpu_intervals).
 #}
@@ -34,6 +34,7 @@ held as (
         jobs.node_gpu_count,
         {{ item_count('jobs.hostnames') }} as host_count,
         jobs.gpu_share as slice_share,
+        jobs.gpu_compute_slices,
         -- timestamps
         jobs.started_at,
         coalesce(jobs.ended_at, observation_window.window_end_at) as held_until

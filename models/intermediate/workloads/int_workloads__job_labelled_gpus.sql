@@ -3,7 +3,8 @@
     The most precise evidence of which GPUs a job attempt held (interface §5): DCGM series whose labels
     name the attempt, on Kubernetes its pod uid (anywhere, any time), else its pod name and namespace
     on one of its nodes while it ran; on Slurm hpc_job = the job id or raw id on one of its nodes while
-    it ran. A MIG instance carries share g/7 (g from its profile's `<g>g` prefix), a whole GPU the
+    it ran. A MIG instance carries share g / its GPU's compute slices (g from its profile's `<g>g` prefix,
+    the GPU's from the job's GPU model: int_workloads__jobs), a whole GPU the
     job's own gpu_share (1, or what it declared it may use of the GPU: int_workloads__jobs). A
     generic-CSV job's own gpu_uuids count the same way (evidence scheduler_spread: the scheduler's word).
     Attempts no evidence names are spread over their nodes (int_workloads__job_gpu_intervals).
@@ -74,7 +75,7 @@ final as (
         labelled_gpus.mig_instance_id,
         labelled_gpus.mig_profile,
         coalesce(
-            cast({{ mig_compute_slices('labelled_gpus.mig_profile') }} as double) / 7.0,
+            cast({{ mig_compute_slices('labelled_gpus.mig_profile') }} as double) / holds.gpu_compute_slices,
             holds.slice_share
         ) as share,
         holds.started_at,

@@ -11,7 +11,8 @@
       across its requeues; otherwise the attempt's own job_key. attempt numbers a run's attempts by
       start time.
     - gpu_share: the share of each GPU it holds that the attempt is charged for when it holds the GPU
-      alone: a MIG slice's g/7 of its GPU; what it declared it may use of each GPU (HAMi: the largest
+      alone: a MIG slice's g / its GPU's compute slices (gpu_models.mig_compute_slices: 2/4 for an A30's
+      2g.12gb, 3/7 for an A100's 3g.40gb); what it declared it may use of each GPU (HAMi: the largest
       of its compute percent, memory percent and memory MiB over its GPU model's memory; a Slurm
       job's shards or MPS share; a pod of the device plugin's MPS sharing, 1/replicas; at most 1); else
       1 (pods that time-slice a GPU split it by the time each held it: int_attribution__allocations).
@@ -130,7 +131,8 @@ costed as (
             coalesce(classified.declared_compute_pct, 0) / 100.0,
             coalesce(classified.declared_memory_pct, 0) / 100.0,
             coalesce(classified.declared_memory_mib / (gpu_models.memory_gb * 1024.0), 0)
-        ), 0) as double) as declared_gpu_share
+        ), 0) as double) as declared_gpu_share,
+        {{ gpu_compute_slices('gpu_models.mig_compute_slices') }} as gpu_compute_slices
     from classified
     left join gpu_models
         on classified.gpu_model = gpu_models.gpu_model
@@ -177,10 +179,11 @@ final as (
         mig_profile,
         sharing_mode,
         coalesce(
-            cast({{ mig_compute_slices('mig_profile') }} as double) / 7.0,
+            cast({{ mig_compute_slices('mig_profile') }} as double) / gpu_compute_slices,
             least(1.0, declared_gpu_share),
             1.0
         ) as gpu_share,
+        gpu_compute_slices,
         mig_profile is not null or declared_gpu_share is not null as is_share_declared,
         hostnames,
         instance_id,

@@ -14,9 +14,10 @@
     - claimed_gpus: whole GPUs; claimed_mig_devices: MIG devices, and their one mig_profile;
       claimed_mig_gpus: the GPUs those MIG devices are on; mig_profile_id: their one GPU instance profile
       ID, as a static MIG device's name gives it (`gpu-1-mig-19-4-1`), which int_workloads__attempts
-      reads as a profile with the GPU's model where nothing names it. mig_compute_pct: the compute slices
-      of its MIG devices over those of their GPUs (g/7 each), where every device's profile is known: the
-      part of each GPU a pod holding several slices (4g + 2g of one A100) declared, as one profile's g/7 is.
+      reads as a profile with the GPU's model where nothing names it. mig_compute_slices_per_gpu: the
+      compute slices of its MIG devices per GPU they are on, where every device's profile is known; over
+      the GPU model's compute slices (int_workloads__attempts) they are the part of each GPU a pod holding
+      several slices (4g + 2g of one A100: 6/7) declared, as one profile's g is.
     - sharing_mode: mig (a MIG device), mps or time_slicing (the sharing strategy NVIDIA's driver
       applies to the device, or several pods on one claim: they take turns on its GPUs), dra (claims
       nothing says the devices of), else exclusive; mps_active_thread_pct: the MPS share each client
@@ -250,9 +251,9 @@ held as (
                 and count(mig_profile) = count(*)
                 and count(gpu_key) = count(*)
                 then cast(
-                    100.0 * sum({{ mig_compute_slices('mig_profile') }}) / (7.0 * count(distinct gpu_key)) as double
+                    sum({{ mig_compute_slices('mig_profile') }}) / count(distinct gpu_key) as double
                 )
-        end as mig_compute_pct,
+        end as mig_compute_slices_per_gpu,
         min(claim_evidence) as claim_evidence
     from pod_devices
     group by 1
@@ -269,7 +270,7 @@ unknown as (
         cast(null as integer) as mig_profile_id,
         'dra' as sharing_mode,
         cast(null as integer) as mps_active_thread_pct,
-        cast(null as double) as mig_compute_pct,
+        cast(null as double) as mig_compute_slices_per_gpu,
         'none' as claim_evidence
     from unseen_pods
     left join borrowed

@@ -286,8 +286,8 @@ split_rows as (
         {{ json_elements([
             ('AllocatedRatio', 'split_parts.allocated_ratio'),
             ('UsageUnit', "'GPU-Hours'"),
-            ('UsageQuantity', 'round(split_parts.held_gpu_hours, 6)'),
-            ('x_BusyGpuHours', 'round(split_parts.busy_gpu_hours, 6)'),
+            ('UsageQuantity', 'cast(round(cast(split_parts.held_gpu_hours as decimal(38, 9)), 6) as double)'),
+            ('x_BusyGpuHours', 'cast(round(cast(split_parts.busy_gpu_hours as decimal(38, 9)), 6) as double)'),
             ('x_SharingMode', "coalesce(jobs.sharing_mode, 'unallocated')"),
             ('x_SplitBasis', "coalesce(split_parts.split_basis, 'unallocated')"),
         ]) }} as AllocatedMethodDetails,

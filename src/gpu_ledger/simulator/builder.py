@@ -150,7 +150,13 @@ class FleetBuilder:
                 g = catalogue.mig_profiles()[(spec["gpu_model"], profile)]["compute_slices"]
                 inst.mig.append((uuid, gi_id, profile, g))
                 self.mig_slices.append(
-                    {"gpu_uuid": uuid, "gpu_instance_id": gi_id, "profile": profile, "compute_slices": g}
+                    {
+                        "gpu_uuid": uuid,
+                        "gpu_instance_id": gi_id,
+                        "profile": profile,
+                        "compute_slices": g,
+                        "gpu_compute_slices": catalogue.gpu_compute_slices(spec["gpu_model"]),
+                    }
                 )
         return inst
 

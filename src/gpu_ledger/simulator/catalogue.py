@@ -56,6 +56,12 @@ def gpu_models() -> dict[str, dict]:
     return {row["gpu_model"]: row for row in frame.iter_rows(named=True)}
 
 
+def gpu_compute_slices(gpu_model: str) -> int:
+    """Compute slices a MIG-capable GPU model has (gpu_models.mig_compute_slices: 7; 4 on an A30): a
+    slice of g of them is g / these of its GPU."""
+    return gpu_models()[gpu_model]["mig_compute_slices"]
+
+
 @cache
 def mig_profiles() -> dict[tuple[str, str], dict]:
     """(gpu_model, profile) -> compute and memory slices."""

@@ -331,7 +331,7 @@ BURST_POOL = Pool(
 
 
 def _shared_node(name: str, role: str, sharing: str | None, project: str, **extra) -> Pool:
-    """One single-GPU node whose GPU several pods share (a full fleet's `SHARED_K8S_POOLS`); monitored
+    """One single-GPU node whose GPU several pods share (a full fleet's `SHARED_POOLS`); monitored
     where its dcgm-exporter reports each pod's own use."""
     return Pool(
         name, AWS_PROD, "us-east-1", USE1, EKS, "kubernetes", "g6.xlarge", role, 0.0, 1, "on_demand",
@@ -340,7 +340,8 @@ def _shared_node(name: str, role: str, sharing: str | None, project: str, **extr
     )  # fmt: skip
 
 
-# Kubernetes nodes whose one GPU several pods share, each pod charged its part (simulator.shared_pools):
+# Nodes whose GPUs several jobs share, each charged its part. Kubernetes nodes whose one GPU several pods
+# share (simulator.shared_pools):
 # the NVIDIA device plugin's time-slicing (4 replicas) and MPS (4 replicas: each pod declared a quarter),
 # HAMi (pods ask for gpucores and gpumem-percentage) and DRA (one ResourceClaim that two pods time-slice).
 # They run no DCGM (dcgm-exporter would copy one device's values to every pod sharing it), but for one
@@ -348,7 +349,7 @@ def _shared_node(name: str, role: str, sharing: str | None, project: str, **extr
 # reports its pods' own use (simulator.telemetry_hami). Not in POOLS:
 # a full fleet (every story of POOLS) adds them after everything else, so they take no share of it and
 # the pools before them draw the same random numbers.
-SHARED_K8S_POOLS: tuple[Pool, ...] = (
+SHARED_POOLS: tuple[Pool, ...] = (
     _shared_node("g6-timeslice", "time_slicing", "time-slicing", "semantic-search", replicas=4),
     _shared_node("g6-mps", "device_plugin_mps", "mps", "ranking", replicas=4),
     _shared_node("g6-hami", "hami", "hami", "support-chatbot"),
@@ -371,12 +372,18 @@ SHARED_K8S_POOLS: tuple[Pool, ...] = (
          "vgpu_workstation", 0.0, 1, "on_demand", "search", "semantic-search", "production"),
     Pool("nv18-a10-vgpu", AZURE_PROD, "eastus", EUS, AKS, "kubernetes", "Standard_NV18ads_A10_v5",
          "vgpu_batch", 0.0, 1, "on_demand", "vision", "image-seg", "production"),
+    # a Slurm server of four A30s cut 2g.12gb + 1g.6gb + 1g.6gb (the A30 has 4 compute slices, not 7),
+    # whose slices Slurm schedules one by one (typed GRES a30_2g.12gb): each job pays 2/4 or 1/4 of an
+    # A30-hour (simulator.shared_pools.slurm_mig)
+    Pool("a30-mig", ONPREM, "eu-central", ("fra-dc1",), SLURM, "slurm", "poweredge-r750xa", "slurm_mig",
+         0.0, 1, "owned", "platform", "shared-platform", "production",
+         mig_layout=("2g.12gb", "1g.6gb", "1g.6gb")),
 )  # fmt: skip
 
 
 def pool_named(name: str) -> Pool | None:
     """The pool of that name, in POOLS or the full fleet's extra pools."""
-    return next((p for p in (*POOLS, BURST_POOL, *SHARED_K8S_POOLS) if p.name == name), None)
+    return next((p for p in (*POOLS, BURST_POOL, *SHARED_POOLS) if p.name == name), None)
 
 
 def minimum_gpus() -> int:

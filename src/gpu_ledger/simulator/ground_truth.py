@@ -42,32 +42,32 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   warehouse cannot know its GPUs, so it keeps the instance's whole cost on one unmonitored GPU of
   unknown model (`<instance_id>:0`); the simulated ones hold one GPU, so the GPU-hours match.
 - Attribution (interface §5): within a GPU-hour, a consumer's cost is the GPU-hour's cost x share x
-  allocated seconds / seconds the instance ran in that hour; share is 1 for a whole GPU, g/7 for
-  a MIG slice, the part of its GPU a Slurm job's shards (of 8) or MPS share (of 100) are, and a shared
-  pod's part (simulator.shared_pools: 1/replicas under MPS, its HAMi request, 1/holders of a GPU that
-  a fixed set of pods time-slices: each sees the whole GPU but holds and pays a 1/holders
-  `cost_share` of it). A pod whose own use an exporter measures pays that instead, the measured
-  split: HAMi's vGPU monitor (its per-container SM utilisation, simulator.telemetry_hami) and
-  dcgm-exporter's per-pod series since its PR #594 (simulator.telemetry_pods) report a steady whole
-  percent of the GPU for each pod, its `cost_share`, at every sample while it holds the GPU; those pods
-  hold it from one sample to another, so their samples stand for exactly the seconds they held it. A
-  HAMi pod's request stays its share (what `gpu_seconds` counts). Whatever is left of the GPU-hour
-  is idle (jobs that share a GPU never hold or use more than it together).
-  `gpu_seconds` = allocated seconds x share, scaled in proportion where the holders of one GPU (slice)
-  claim more than the hour (pods time-slicing it each see all of it). The shared
-  Slurm servers run no DCGM, so the warehouse cannot know which GPU a job held and spreads its part
-  over the server's GPUs; they cost the same (no energy is measured), so each job's cost matches the
-  GPU it really held.
+  allocated seconds / seconds the instance ran in that hour; share is 1 for a whole GPU, g/G for a MIG
+  slice (G its GPU's compute slices: 7, 4 on an A30), the part of its GPU a Slurm job's shards (of 8) or
+  MPS share (of 100) are, and a shared pod's part (simulator.shared_pools: 1/replicas under MPS, its
+  HAMi request, 1/holders of a GPU that a fixed set of pods time-slices: each sees the whole GPU but
+  holds and pays a 1/holders `cost_share` of it). A pod whose own use an exporter measures pays that
+  instead, the measured split: HAMi's vGPU monitor (its per-container SM utilisation,
+  simulator.telemetry_hami) and dcgm-exporter's per-pod series since its PR #594
+  (simulator.telemetry_pods) report a steady whole percent of the GPU for each pod, its `cost_share`, at
+  every sample while it holds the GPU; those pods hold it from one sample to another, so their samples
+  stand for exactly the seconds they held it. A HAMi pod's request stays its share (what `gpu_seconds`
+  counts). Whatever is left of the GPU-hour is idle (jobs that share a GPU never hold or use more than
+  it together). `gpu_seconds` = allocated seconds x share, scaled in proportion where the holders of one
+  GPU (slice) claim more than the hour (pods time-slicing it each see all of it). The shared Slurm
+  servers run no DCGM, so the warehouse cannot know which GPU a job held and spreads its part over the
+  server's GPUs; they cost the same (no energy is measured), so each job's cost matches the GPU it
+  really held.
 - Owners: a job's team comes from its labels, its Slurm account or its namespace through the org
   map; jobs that map to nobody are `unallocated`. Idle time belongs to the instance's `team` tag, or
   to `unallocated` on an untagged instance.
 - Telemetry: samples on the grid `window start + k x interval`; a sample at t stands for
   [t, t + interval) and belongs to a job when started_at <= t < ended_at. busy GPU-hours = sum of
-  utilisation x interval (GPU_UTIL % for whole GPUs; GR_ENGINE_ACTIVE x g/7 for MIG slices).
+  utilisation x interval (GPU_UTIL % for whole GPUs; GR_ENGINE_ACTIVE x g/G for MIG slices).
   Energy: the counter's increase from each sample to the next, counted in the earlier sample's
   hour; a decrease is a reset and the new value is the increase.
 - Idle periods: runs of consecutive samples whose GPU utilisation is below 5 % (MIG GPUs: the sum of
-  their slices' activity x g/7), split where the job on the GPU changes, lasting at least 2 hours.
+  their slices' activity x g/G), split where the job on the GPU changes, lasting at least 2 hours.
   started_at = first low sample; ended_at = the sample after the last low one (still_open when the
   run reaches the window's end on a running instance). cause: job_idle when a job held the GPU,
   no_job when none did, unmonitored for a GPU without telemetry on a machine no job ran on. cost = the GPU's
@@ -234,11 +234,15 @@ def allocation_hours(fleet: Fleet, gpu_cost: pl.DataFrame) -> pl.DataFrame:
     a = (
         fleet.allocations.with_row_index("allocation")
         .join(
-            fleet.mig_slices.select("gpu_uuid", "gpu_instance_id", "compute_slices"),
+            fleet.mig_slices.select("gpu_uuid", "gpu_instance_id", "compute_slices", "gpu_compute_slices"),
             on=["gpu_uuid", "gpu_instance_id"],
             how="left",
         )
-        .with_columns(pl.coalesce(pl.col("compute_slices") / 7, "gpu_share", 1.0).alias("share"))
+        .with_columns(
+            pl.coalesce(pl.col("compute_slices") / pl.col("gpu_compute_slices"), "gpu_share", 1.0).alias(
+                "share"
+            )
+        )
     )
     a = (
         a.filter(pl.col("ended_at") > pl.col("started_at"))

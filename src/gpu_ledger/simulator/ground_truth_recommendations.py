@@ -336,9 +336,9 @@ def _shared_serving_stories(
     one GPU always held by its pods: its baseline is one machine, committed at the discount the bills
     show for its instance type (1 - effective / list of its committed hours), else the default. Each
     look-back hour the commitment is paid; each hour the node ran it covers the node."""
-    from gpu_ledger.simulator.fleet import SHARED_K8S_POOLS
+    from gpu_ledger.simulator.fleet import SHARED_POOLS
 
-    names = [pool.name for pool in SHARED_K8S_POOLS if pool.role == "time_slicing"]
+    names = [pool.name for pool in SHARED_POOLS if pool.role == "time_slicing"]
     lookback_hours = (end - start).total_seconds() / 3600
     hours = fleet.instance_hours.filter(pl.col("hour_start") >= start).join(
         fleet.instances.select("instance_id", "instance_type"), on="instance_id"

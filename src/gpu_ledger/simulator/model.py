@@ -63,7 +63,8 @@ MIG_SLICES_SCHEMA = {
     "gpu_uuid": pl.Utf8,
     "gpu_instance_id": pl.Int32,  # GPU_I_ID as the driver numbers it
     "profile": pl.Utf8,  # GPU_I_PROFILE, e.g. "3g.40gb"
-    "compute_slices": pl.Int32,  # g of 7
+    "compute_slices": pl.Int32,  # g
+    "gpu_compute_slices": pl.Int32,  # its GPU's: 7, 4 on an A30 (a slice is g / these of it)
 }
 
 JOBS_SCHEMA = {

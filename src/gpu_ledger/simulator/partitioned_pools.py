@@ -1,8 +1,10 @@
-"""Kubernetes nodes whose GPU is cut below the pod (fleet.SHARED_K8S_POOLS), each pod charged its part:
+"""Kubernetes nodes whose GPU is cut below the pod (fleet.SHARED_POOLS), each pod charged its part:
 
 - DRA MIG: an Azure A100 (Standard_NC24ads_A100_v4) cut 4g.40gb + 2g.20gb + 1g.10gb, whose slices NVIDIA's
   DRA driver gives out: each pod holds one slice through its own ResourceClaim
   (writers.kubernetes_sharing writes the claims) and pays g/7 of the A100-hour; the node runs no DCGM.
+  The 2g.20gb slice's claims ask for any MIG device (writers.kubernetes_sharing.ANY_DEVICE_SLICE): the
+  warehouse knows its pods' slice by the allocated device's GPU instance profile ID alone.
 - vGPU guests: Azure NVadsA10 v5 VMs, each GPU a vGPU profile of an A10 (catalogue.vgpu_profile:
   Standard_NV6ads_A10_v5 is A10-4Q, a sixth; Standard_NV18ads_A10_v5 A10-12Q, a half) whose dcgm-exporter
   names it so. The pod holds the guest's whole (virtual) GPU and pays the VM's bill for the time it runs;

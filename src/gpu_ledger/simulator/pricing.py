@@ -33,6 +33,7 @@ ONPREM_ASSETS = {
     "dgx-h100": ("NVIDIA DGX H100", 382_000.0, date(2024, 6, 15), 48, 2_400.0, 1_500.0),
     "dgx-a100": ("NVIDIA DGX A100 640GB", 199_000.0, date(2023, 1, 10), 48, 1_900.0, 1_500.0),
     "poweredge-r760xa": ("Dell PowerEdge R760xa 4x L40S", 68_000.0, date(2025, 3, 1), 48, 700.0, 600.0),
+    "poweredge-r750xa": ("Dell PowerEdge R750xa 4x A30", 52_000.0, date(2024, 2, 1), 48, 600.0, 500.0),
 }
 PUE = 1.35
 ELECTRICITY_USD_PER_KWH = 0.21

@@ -1,6 +1,6 @@
 """Pools whose GPUs several jobs share, each job charged its part: Slurm MIG slices (typed GRES), Slurm
 shards or MPS shares of whole GPUs, and Kubernetes nodes that share their GPU by time-slicing, MPS, HAMi,
-DRA or as an NVIDIA vGPU guest (fleet.SHARED_K8S_POOLS)."""
+DRA or as an NVIDIA vGPU guest (fleet.SHARED_POOLS)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from gpu_ledger.simulator.org import PROJECTS, SLURM_ACCOUNTS, TEAMS, UNALLOCATE
 
 
 def slurm_mig(b: FleetBuilder, pool: Pool, nodes: int) -> None:
-    """On-prem Slurm partition of MIG-partitioned A100s: short jobs each ask for one slice by its typed
-    GRES (`gres/gpu:a100_80_3g.40gb=1`) and wait for a free one of that profile; some fail early, and
-    work submitted near the window's end is still pending."""
+    """On-prem Slurm partition of MIG-partitioned GPUs (A100s, A30s): short jobs each ask for one slice by
+    its typed GRES (`gres/gpu:a100_80_3g.40gb=1`, `gres/gpu:a30_2g.12gb=1`) and wait for a free one of that
+    profile; some fail early, and work submitted near the window's end is still pending."""
     hosts = [b.launch(pool, b.t0, None, "running") for _ in range(nodes)]
     slices = [(host, uuid, gi_id, profile) for host in hosts for uuid, gi_id, profile, _ in host.mig]
     free = np.full(len(slices), b.t0, dtype=np.int64)  # per slice: free from

@@ -1,4 +1,4 @@
-"""HAMi's vGPU monitor series of the nodes whose GPU HAMi shares (fleet.SHARED_K8S_POOLS, gpu_sharing hami).
+"""HAMi's vGPU monitor series of the nodes whose GPU HAMi shares (fleet.SHARED_POOLS, gpu_sharing hami).
 
 HAMi's device plugin runs a vGPU monitor on each node (Project-HAMi/HAMi `cmd/vGPUmonitor/metrics.go`) that
 reports, per container and GPU it shares, the SM utilisation the container drives, in percent of the whole
@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from gpu_ledger.simulator.fleet import SHARED_K8S_POOLS
+from gpu_ledger.simulator.fleet import SHARED_POOLS
 from gpu_ledger.simulator.telemetry_series import DAY
 from gpu_ledger.simulator.telemetry_sums import TelemetryTotals
 from gpu_ledger.simulator.writers.prometheus import write_query_range
 
-HAMI_POOLS = tuple(pool.name for pool in SHARED_K8S_POOLS if pool.gpu_sharing == "hami")
+HAMI_POOLS = tuple(pool.name for pool in SHARED_POOLS if pool.gpu_sharing == "hami")
 UTILIZATION, MEMORY_USED = "hami_container_device_utilization_ratio", "hami_vgpu_memory_used_bytes"
 MONITOR_PORT = 9394  # the vGPU monitor's metrics port in HAMi's chart
 

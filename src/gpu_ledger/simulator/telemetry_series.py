@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from gpu_ledger.simulator import catalogue
-from gpu_ledger.simulator.fleet import SHARED_K8S_POOLS
+from gpu_ledger.simulator.fleet import SHARED_POOLS
 
 DAY = 86400
 # framebuffer each GPU model reports in total, MiB
@@ -31,7 +31,7 @@ DRIVER = {"aws": "550.127.08", "azure": "535.216.01", "onprem": "570.124.06"}
 # metric -> value format; MIG slices report no GPU_UTIL or MEM_COPY_UTIL
 BEHAVIOURS = ("training", "restart", "inference", "notebook", "interactive", "batch")
 # nodes whose dcgm-exporter writes per-pod series: telemetry_pods samples them, on a random stream of its own
-POD_SERIES_POOLS = tuple(pool.name for pool in SHARED_K8S_POOLS if pool.pod_series)
+POD_SERIES_POOLS = tuple(pool.name for pool in SHARED_POOLS if pool.pod_series)
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Units:
     gpu_uuid: np.ndarray
     gpu_row: np.ndarray  # index into the GPU table
     gi_id: np.ndarray  # -1 for a whole GPU
-    share: np.ndarray  # compute share of the GPU: 1, or g/7
+    share: np.ndarray  # compute share of the GPU: 1, or g / its GPU's compute slices (7; 4 on an A30)
     fb_total: np.ndarray
     launched: np.ndarray
     terminated: np.ndarray
@@ -58,6 +58,7 @@ def _units(instances: pl.DataFrame, gpus: pl.DataFrame, mig: pl.DataFrame) -> tu
         pl.lit(None, pl.Int32).alias("gpu_instance_id"),
         pl.lit(None, pl.Utf8).alias("profile"),
         pl.lit(7, pl.Int32).alias("compute_slices"),
+        pl.lit(7, pl.Int32).alias("gpu_compute_slices"),
     )
     sliced = g.filter(pl.col("mig_enabled")).join(mig, on="gpu_uuid")
     units = pl.concat([whole, sliced.select(whole.columns)]).sort(
@@ -87,7 +88,7 @@ def _units(instances: pl.DataFrame, gpus: pl.DataFrame, mig: pl.DataFrame) -> tu
         gpu_uuid=units["gpu_uuid"].to_numpy(),
         gpu_row=units["gpu_row"].to_numpy().astype(np.int64),
         gi_id=units["gpu_instance_id"].fill_null(-1).to_numpy().astype(np.int64),
-        share=(units["compute_slices"].to_numpy() / 7.0),
+        share=(units["compute_slices"].to_numpy() / units["gpu_compute_slices"].to_numpy()),
         fb_total=np.asarray(fb_total, dtype=np.int64),
         launched=_secs(units["launched_at"]),
         terminated=np.where(units["terminated_at"].is_null().to_numpy(), end, _secs(units["terminated_at"])),

@@ -18,7 +18,7 @@ from gpu_ledger.simulator import partitioned_pools, shared_pools
 from gpu_ledger.simulator.builder import DAY, HOUR, FleetBuilder, k8s_job
 from gpu_ledger.simulator.fleet import (
     BURST_POOL,
-    SHARED_K8S_POOLS,
+    SHARED_POOLS,
     Pool,
     has_burst,
     pools_that_fit,
@@ -415,7 +415,7 @@ def build(config: SimulationConfig) -> FleetBuilder:
         ROLES[pool.role](builder, pool, sizes[pool.name])
     if has_burst(config.gpus):
         ROLES[BURST_POOL.role](builder, BURST_POOL, BURST_NODES)
-        for pool in SHARED_K8S_POOLS:
+        for pool in SHARED_POOLS:
             ROLES[pool.role](builder, pool, pool.min_nodes)
     return builder
 

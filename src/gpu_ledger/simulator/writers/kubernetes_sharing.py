@@ -1,5 +1,5 @@
 """How the simulated Kubernetes nodes share their GPUs, in what the API server prints
-(fleet.SHARED_K8S_POOLS; writers.kubernetes writes the pods and nodes):
+(fleet.SHARED_POOLS; writers.kubernetes writes the pods and nodes):
 
 - NVIDIA's device plugin with time-slicing or MPS: GPU feature discovery labels the node
   `nvidia.com/gpu.sharing-strategy` (time-slicing | mps), `nvidia.com/gpu.replicas` and a product name
@@ -17,8 +17,10 @@
   (`<pod>-gpu-<suffix>`, named in the pod's status.resourceClaimStatuses) asking the class
   `mig.nvidia.com` for one slice by a CEL selector on its profile, as NVIDIA's examples do; it is
   allocated the static MIG device of that profile (MIG_DEVICES) while the pod runs and deleted with the
-  pod, so a pod that runs between two snapshots leaves no claim in them. The pod asks for no extended
-  resource.
+  pod, so a pod that runs between two snapshots leaves no claim in them. The pods of one slice
+  (ANY_DEVICE_SLICE) ask the class for any one MIG device, no selector (template `mig-device`): only
+  the allocated device's name says what they hold, by its GPU instance profile ID. The pod asks for no
+  extended resource.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ MIG_CLASS = "mig.nvidia.com"
 # The static MIG devices of an A100 80GB cut 4g.40gb + 2g.20gb + 1g.10gb, as NVIDIA's DRA driver names
 # them: gpu-<minor>-mig-<GPU instance profile ID (`nvidia-smi mig -lgip`)>-<placement start>-<size>
 MIG_DEVICES = {"4g.40gb": "gpu-0-mig-5-0-4", "2g.20gb": "gpu-0-mig-14-4-2", "1g.10gb": "gpu-0-mig-19-6-1"}
+# the slice whose pods' claims name no profile: the warehouse reads it from the device's profile ID (14 on
+# an A100 80GB is 2g.20gb: seeds/mig_profile_ids.csv)
+ANY_DEVICE_SLICE = "2g.20gb"
 
 
 def _sharing(pool: str | None) -> tuple[str | None, int]:
@@ -107,7 +112,7 @@ def claim_name(job: dict) -> str | None:
 def pod_claim(job: dict) -> dict:
     """The pod's spec.resourceClaims entry: its MIG profile's template, or the node's shared claim."""
     if job["mig_profile"]:
-        return {"name": "gpu", "resourceClaimTemplateName": "mig-" + job["mig_profile"].replace(".", "-")}
+        return {"name": "gpu", "resourceClaimTemplateName": _mig_request(job["mig_profile"])}
     return {"name": "gpu", "resourceClaimName": claim_name(job)}
 
 
@@ -225,8 +230,11 @@ def _mig_claim(pod: dict, k8s_time: Callable[[datetime], str]) -> dict:
     """A running pod's own claim on one MIG slice of its node's GPU, made from its template, allocated
     and reserved for it."""
     name, node, profile = claim_name(pod), pod["hostnames"][0], pod["mig_profile"]
-    request = "mig-" + profile.replace(".", "-")
+    request = _mig_request(profile)
     selector = f"device.attributes['{DRA_DRIVER}'].profile == '{profile}'"
+    asked = {"allocationMode": "ExactCount", "count": 1, "deviceClassName": MIG_CLASS}
+    if profile != ANY_DEVICE_SLICE:
+        asked["selectors"] = [{"cel": {"expression": selector}}]
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
@@ -248,21 +256,7 @@ def _mig_claim(pod: dict, k8s_time: Callable[[datetime], str]) -> dict:
             ],
             "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"resourceclaim/{pod['job_id']}")),
         },
-        "spec": {
-            "devices": {
-                "requests": [
-                    {
-                        "exactly": {
-                            "allocationMode": "ExactCount",
-                            "count": 1,
-                            "deviceClassName": MIG_CLASS,
-                            "selectors": [{"cel": {"expression": selector}}],
-                        },
-                        "name": request,
-                    }
-                ]
-            }
-        },
+        "spec": {"devices": {"requests": [{"exactly": asked, "name": request}]}},
         "status": {
             "allocation": {
                 "allocationTimestamp": k8s_time(pod["started_at"]),
@@ -285,3 +279,9 @@ def _mig_claim(pod: dict, k8s_time: Callable[[datetime], str]) -> dict:
             "reservedFor": [{"name": pod["name"], "resource": "pods", "uid": pod["job_id"]}],
         },
     }
+
+
+def _mig_request(profile: str) -> str:
+    """The name of a MIG pod's template and its claim's request: its profile's (`mig-1g-10gb`), or
+    `mig-device` for ANY_DEVICE_SLICE's pods, whose claims ask for any MIG device."""
+    return "mig-device" if profile == ANY_DEVICE_SLICE else "mig-" + profile.replace(".", "-")

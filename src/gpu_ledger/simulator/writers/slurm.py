@@ -46,6 +46,7 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
+from gpu_ledger.simulator import catalogue
 from gpu_ledger.simulator.fleet import SLURM
 from gpu_ledger.simulator.model import Fleet
 
@@ -259,12 +260,13 @@ def tres_string(
     return ",".join(parts)
 
 
-def _billing(cpus: int, gpus: int, mig_profile: str | None) -> int:
-    """TRES billing units: CPUs plus a weight per GPU (a MIG slice weighs its g/7 share)."""
+def _billing(cpus: int, gpus: int, gpu_model: str | None, mig_profile: str | None) -> int:
+    """TRES billing units: CPUs plus a weight per GPU (a MIG slice weighs its share, g / its GPU's compute
+    slices)."""
     if mig_profile:
         m = _MIG_G.match(mig_profile)
         g = int(m.group(1)) if m else 1
-        return cpus + max(1, round(GPU_BILLING_WEIGHT * g / 7))
+        return cpus + max(1, round(GPU_BILLING_WEIGHT * g / catalogue.gpu_compute_slices(gpu_model)))
     return cpus + GPU_BILLING_WEIGHT * gpus
 
 
@@ -343,7 +345,7 @@ def _job_rows(job: dict, state: str, window_end: datetime, zone: ZoneInfo | None
     labels = _labels_dict(job["labels"])
     exit_code = job["exit_code"] or "0:0"
     sharing = (job["gpu_sharing"], int(job["gpu_sharing_count"])) if job["gpu_sharing"] else None
-    billing = _billing(cpus, 0 if sharing else gpus, mig)
+    billing = _billing(cpus, 0 if sharing else gpus, job["gpu_model"], mig)
 
     if never_started:
         start_s = "None" if ended is not None else "Unknown"
