@@ -12,7 +12,7 @@ specification's requirement keys where the file has none:
 - type and format: Decimal columns (`money`, `number`) hold finite decimal numbers, DateTime columns ISO 8601
   in UTC (`YYYY-MM-DDTHH:MM:SSZ`), JSON and key-value columns JSON objects, integers and booleans as such;
 - ContractApplied (1.3/1.4, JsonObjectFormat): an object with an `Elements` array of objects, each with a
-  string ContractID and ContractCommitmentID, ContractCommitmentAppliedCost not null when the quantity is,
+  string ContractId and ContractCommitmentId, ContractCommitmentAppliedCost not null when the quantity is,
   ContractCommitmentAppliedUnit null exactly when the quantity is, numbers as numbers, other keys `x_`;
   AllocatedMethodDetails: an object with an `Elements` array of objects.
 
@@ -40,8 +40,8 @@ from gpu_ledger.focus_spec import (
 EXPECTED = {"1.3": COLUMNS_1_3, "1.4": COLUMNS_1_4}
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 CONTRACT_KEYS = (
-    "ContractID",
-    "ContractCommitmentID",
+    "ContractId",
+    "ContractCommitmentId",
     "ContractCommitmentAppliedCost",
     "ContractCommitmentAppliedQuantity",
     "ContractCommitmentAppliedUnit",
@@ -112,7 +112,7 @@ def _contract_applied_problem(value: str) -> str | None:
         if missing:
             return f"an element lacks {', '.join(missing)}"
         if not all(isinstance(element[key], str) and element[key] for key in CONTRACT_KEYS[:2]):
-            return "ContractID and ContractCommitmentID must be non-empty strings"
+            return "ContractId and ContractCommitmentId must be non-empty strings"
         cost, quantity, unit = (element[key] for key in CONTRACT_KEYS[2:])
         if cost is None and quantity is None:
             return "ContractCommitmentAppliedCost and ContractCommitmentAppliedQuantity are both null"

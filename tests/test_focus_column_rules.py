@@ -14,8 +14,8 @@ from gpu_ledger.focus_spec import SERVICE_SUBCATEGORIES
 from tests.focus_rules import EXPECTED, column_rules, violations
 
 APPLIED = {
-    "ContractID": "contract-9",
-    "ContractCommitmentID": "res-1",
+    "ContractId": "contract-9",
+    "ContractCommitmentId": "res-1",
     "ContractCommitmentAppliedCost": 4.0,
     "ContractCommitmentAppliedQuantity": 1.0,
     "ContractCommitmentAppliedUnit": "Hours",
@@ -90,7 +90,7 @@ def test_each_broken_rule_is_reported(tmp_path: Path, version: str, column: str,
 
 
 CONTRACT_BROKEN = [
-    ({"ContractID": None}, "ContractID and ContractCommitmentID must be non-empty strings"),
+    ({"ContractId": None}, "ContractId and ContractCommitmentId must be non-empty strings"),
     (
         {"ContractCommitmentAppliedUnit": None},
         "ContractCommitmentAppliedUnit must be null exactly when the quantity is",
