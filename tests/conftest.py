@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_ledger.simulator.generate import simulate
-from gpu_ledger.simulator.model import SimulationConfig
+from gpu_ledger.simulator.generate import build_fleet, simulate
+from gpu_ledger.simulator.model import Fleet, SimulationConfig
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 FOCUS_SAMPLE = "billing/focus1.0_sample_1000rows_aws_azure_oci.csv"  # 1,000 rows of FOCUS 1.0
@@ -93,11 +93,21 @@ def sim(tmp_path_factory, worker_id: str) -> Path:
     """A small simulated fleet shared by the tests: 80 GPUs over 8 days (a weekend) at 5-minute samples."""
 
     def make(out: Path) -> None:
-        start = datetime(2026, 10, 1, tzinfo=UTC)
-        config = SimulationConfig(out=out, gpus=80, days=8, interval_s=300, seed=11, start=start)
-        simulate(config, show_progress=False)
+        simulate(_sim_config(out), show_progress=False)
 
     return made_once(tmp_path_factory, worker_id, "sim", make)
+
+
+def _sim_config(out: Path) -> SimulationConfig:
+    return SimulationConfig(
+        out=out, gpus=80, days=8, interval_s=300, seed=11, start=datetime(2026, 10, 1, tzinfo=UTC)
+    )
+
+
+@pytest.fixture(scope="session")
+def sim_fleet(tmp_path_factory) -> Fleet:
+    """The simulator's model of the `sim` fleet (the same config), without its files."""
+    return build_fleet(_sim_config(tmp_path_factory.mktemp("sim_fleet")))[0]
 
 
 def mig_gpu_uuids(sim: Path) -> set[str]:

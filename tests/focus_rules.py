@@ -12,12 +12,15 @@ specification's requirement keys where the file has none:
 - type and format: Decimal columns (`money`, `number`) hold finite decimal numbers, DateTime columns ISO 8601
   in UTC (`YYYY-MM-DDTHH:MM:SSZ`), JSON and key-value columns JSON objects, integers and booleans as such;
 - ContractApplied (1.3/1.4, JsonObjectFormat): an object with an `Elements` array of objects, each with a
-  string ContractID and ContractCommitmentID, ContractCommitmentAppliedCost not null when the quantity is,
+  string ContractId and ContractCommitmentId, ContractCommitmentAppliedCost not null when the quantity is,
   ContractCommitmentAppliedUnit null exactly when the quantity is, numbers as numbers, other keys `x_`;
   AllocatedMethodDetails: an object with an `Elements` array of objects.
 
 `violations` returns one line per broken rule (the first 20 rows at most per rule), empty when the file
-follows them all.
+follows them all. `contract_commitment_violations` does the same for a FOCUS 1.4 Contract Commitment CSV, by
+the rules `focus_columns.yml` lists for that dataset (`DATASETS`): presence (its columns, alphabetical, then
+`x_` ones), nullability (`not_null`), allowed values, and the format of its types (Decimal, ISO 8601 UTC
+date-time, JSON object).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 from gpu_ledger.focus_spec import (
     COLUMNS_1_3,
     COLUMNS_1_4,
+    DATASETS,
     SERVICE_SUBCATEGORIES,
     SPEC,
 )
@@ -40,13 +44,15 @@ from gpu_ledger.focus_spec import (
 EXPECTED = {"1.3": COLUMNS_1_3, "1.4": COLUMNS_1_4}
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 CONTRACT_KEYS = (
-    "ContractID",
-    "ContractCommitmentID",
+    "ContractId",
+    "ContractCommitmentId",
     "ContractCommitmentAppliedCost",
     "ContractCommitmentAppliedQuantity",
     "ContractCommitmentAppliedUnit",
 )
 SHOWN = 20
+DATASET_KINDS = {"double": "number", "timestamptz": "timestamp", "json": "json", "varchar": "string"}
+"""The kind whose format a supporting dataset's column follows, by the type it lands as."""
 OBJECTS = ("AllocatedMethodDetails", "ContractApplied")
 """JSON columns whose object schema is checked as a whole (below), not only as a JSON object."""
 
@@ -112,7 +118,7 @@ def _contract_applied_problem(value: str) -> str | None:
         if missing:
             return f"an element lacks {', '.join(missing)}"
         if not all(isinstance(element[key], str) and element[key] for key in CONTRACT_KEYS[:2]):
-            return "ContractID and ContractCommitmentID must be non-empty strings"
+            return "ContractId and ContractCommitmentId must be non-empty strings"
         cost, quantity, unit = (element[key] for key in CONTRACT_KEYS[2:])
         if cost is None and quantity is None:
             return "ContractCommitmentAppliedCost and ContractCommitmentAppliedQuantity are both null"
@@ -128,37 +134,57 @@ def _contract_applied_problem(value: str) -> str | None:
     return None
 
 
-def violations(path: Path, version: str) -> list[str]:
-    """The rules `path`, a FOCUS `version` (1.3 or 1.4) cost and usage CSV, breaks: one line each."""
-    rules = column_rules()
+def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
-        header = list(reader.fieldnames or [])
-        rows = list(reader)
-    problems: list[str] = []
-    expected = list(EXPECTED[version])
+        return list(reader.fieldnames or []), list(reader)
+
+
+def _presence(header: list[str], expected: list[str], title: str) -> list[str]:
+    problems = []
     present = [name for name in header if not name.startswith("x_")]
     if present != expected:
         missing = sorted(set(expected) - set(present))
         extra = sorted(set(present) - set(expected))
-        problems.append(f"columns: missing {missing}, not FOCUS {version} nor x_ {extra}, or out of order")
+        problems.append(f"columns: missing {missing}, not {title} nor x_ {extra}, or out of order")
     first_extension = next((i for i, name in enumerate(header) if name.startswith("x_")), len(header))
     if any(not name.startswith("x_") for name in header[first_extension:]):
         problems.append("columns: a FOCUS column after the x_ extensions")
+    return problems
+
+
+def _value_problems(name: str, rule: dict[str, Any], value: str) -> list[str]:
+    """What a value breaks of its column's rule: nullability, allowed values, format."""
+    if value == "":
+        return [f"{name}: null in a not-null column"] if rule["not_null"] else []
+    problems = []
+    if rule["allowed"] is not None and value not in rule["allowed"]:
+        problems.append(f"{name}: {value!r} is not one of {list(rule['allowed'])}")
+    if name not in OBJECTS and (problem := _format_problem(rule["kind"], value)):
+        problems.append(f"{name}: {problem}")
+    return problems
+
+
+def _report(broken: dict[str, list[int]]) -> list[str]:
+    return [
+        f"{rule} (lines {', '.join(map(str, lines[:SHOWN]))}{' ...' if len(lines) > SHOWN else ''}; "
+        f"{len(lines)} rows)"
+        for rule, lines in broken.items()
+    ]
+
+
+def violations(path: Path, version: str) -> list[str]:
+    """The rules `path`, a FOCUS `version` (1.3 or 1.4) cost and usage CSV, breaks: one line each."""
+    rules = column_rules()
+    header, rows = _read(path)
+    problems = _presence(header, list(EXPECTED[version]), f"FOCUS {version}")
     broken: dict[str, list[int]] = defaultdict(list)
     for line, row in enumerate(rows, start=2):
         for name in header:
-            rule, value = rules.get(name), row[name]
-            if rule is None:  # an extension the file declares beyond focus_columns.yml: a string
+            if (rule := rules.get(name)) is None:  # an extension beyond focus_columns.yml: a string
                 continue
-            if value == "":
-                if rule["not_null"]:
-                    broken[f"{name}: null in a not-null column"].append(line)
-                continue
-            if rule["allowed"] is not None and value not in rule["allowed"]:
-                broken[f"{name}: {value!r} is not one of {list(rule['allowed'])}"].append(line)
-            if name not in OBJECTS and (problem := _format_problem(rule["kind"], value)):
-                broken[f"{name}: {problem}"].append(line)
+            for problem in _value_problems(name, rule, row[name]):
+                broken[problem].append(line)
         category, subcategory = row.get("ServiceCategory", ""), row.get("ServiceSubcategory", "")
         if category and category not in SERVICE_SUBCATEGORIES:
             broken[f"ServiceCategory: {category!r} is not a FOCUS service category"].append(line)
@@ -168,7 +194,31 @@ def violations(path: Path, version: str) -> list[str]:
             broken[f"ContractApplied: {problem}"].append(line)
         if row.get("AllocatedMethodDetails") and _elements(row["AllocatedMethodDetails"]) is None:
             broken["AllocatedMethodDetails: not an object with an Elements array of objects"].append(line)
-    for rule, lines in broken.items():
-        shown = ", ".join(map(str, lines[:SHOWN]))
-        problems.append(f"{rule} (lines {shown}{' ...' if len(lines) > SHOWN else ''}; {len(lines)} rows)")
-    return problems
+    return problems + _report(broken)
+
+
+def contract_commitment_rules() -> dict[str, dict[str, Any]]:
+    """Each FOCUS 1.4 Contract Commitment column's rule (kind, not_null, allowed_values), from
+    focus_columns.yml."""
+    return {
+        column["name"]: {
+            "kind": DATASET_KINDS[column["landed"]],
+            "not_null": bool(column.get("not_null")),
+            "allowed": tuple(column["allowed_values"]) if column.get("allowed_values") else None,
+        }
+        for column in DATASETS["contract_commitment"]
+    }
+
+
+def contract_commitment_violations(path: Path) -> list[str]:
+    """The rules `path`, a FOCUS 1.4 Contract Commitment CSV, breaks: one line each."""
+    rules = contract_commitment_rules()
+    header, rows = _read(path)
+    problems = _presence(header, sorted(rules), "FOCUS 1.4 Contract Commitment")
+    broken: dict[str, list[int]] = defaultdict(list)
+    for line, row in enumerate(rows, start=2):
+        for name in header:
+            if (rule := rules.get(name)) is not None:
+                for problem in _value_problems(name, rule, row[name]):
+                    broken[problem].append(line)
+    return problems + _report(broken)

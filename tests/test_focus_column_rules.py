@@ -1,6 +1,6 @@
-"""The FOCUS 1.3/1.4 column-rule check (tests/focus_rules.py) on hand-made files: a file that follows every
-rule passes, and each broken rule is reported (tests/warehouse/test_focus_column_rules.py runs it on the
-simulated fleet's exports)."""
+"""The FOCUS 1.3/1.4 column-rule check (tests/focus_rules.py) on hand-made files, cost and usage and 1.4's
+Contract Commitment dataset: a file that follows every rule passes, and each broken rule is reported
+(tests/warehouse/test_focus_column_rules.py runs it on the simulated fleet's exports)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,17 @@ from pathlib import Path
 import pytest
 
 from gpu_ledger.focus_spec import SERVICE_SUBCATEGORIES
-from tests.focus_rules import EXPECTED, column_rules, violations
+from tests.focus_rules import (
+    EXPECTED,
+    column_rules,
+    contract_commitment_rules,
+    contract_commitment_violations,
+    violations,
+)
 
 APPLIED = {
-    "ContractID": "contract-9",
-    "ContractCommitmentID": "res-1",
+    "ContractId": "contract-9",
+    "ContractCommitmentId": "res-1",
     "ContractCommitmentAppliedCost": 4.0,
     "ContractCommitmentAppliedQuantity": 1.0,
     "ContractCommitmentAppliedUnit": "Hours",
@@ -90,7 +96,7 @@ def test_each_broken_rule_is_reported(tmp_path: Path, version: str, column: str,
 
 
 CONTRACT_BROKEN = [
-    ({"ContractID": None}, "ContractID and ContractCommitmentID must be non-empty strings"),
+    ({"ContractId": None}, "ContractId and ContractCommitmentId must be non-empty strings"),
     (
         {"ContractCommitmentAppliedUnit": None},
         "ContractCommitmentAppliedUnit must be null exactly when the quantity is",
@@ -133,3 +139,44 @@ def test_missing_removed_and_misplaced_columns_are_reported(tmp_path: Path):
         "columns: missing [], not FOCUS 1.4 nor x_ ['GpuCount'], or out of order",
         "columns: a FOCUS column after the x_ extensions",
     ]
+
+
+def _valid_contract_commitment() -> dict[str, str]:
+    return {
+        name: rule["allowed"][0] if rule["allowed"] else SAMPLE[rule["kind"]]
+        for name, rule in sorted(contract_commitment_rules().items())
+    }
+
+
+def test_a_contract_commitment_file_that_follows_the_rules_passes(tmp_path: Path):
+    rows = [_valid_contract_commitment(), {**_valid_contract_commitment(), "PricingCurrency": ""}]
+    assert contract_commitment_violations(_write(tmp_path / "ok.csv", rows)) == []
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "problem"),
+    [
+        ("ContractCommitmentId", "", "ContractCommitmentId: null in a not-null column"),
+        ("ContractCommitmentCreated", "", "ContractCommitmentCreated: null in a not-null column"),
+        ("ContractCommitmentCost", "12,5", "ContractCommitmentCost: not a decimal number"),
+        (
+            "ContractCommitmentPeriodStart",
+            "2026-10-01 00:00:00",
+            "ContractCommitmentPeriodStart: not an ISO 8601",
+        ),
+        ("ContractCommitmentApplicability", "[]", "ContractCommitmentApplicability: not a JSON object"),
+        ("ContractCommitmentCategory", "spend", "ContractCommitmentCategory: 'spend' is not one of"),
+    ],
+)
+def test_each_broken_contract_commitment_rule_is_reported(
+    tmp_path: Path, column: str, value: str, problem: str
+):
+    path = _write(tmp_path / "bad.csv", [{**_valid_contract_commitment(), column: value}])
+    assert [line for line in contract_commitment_violations(path) if line.startswith(problem)], problem
+
+
+def test_a_contract_commitment_file_without_a_column_is_reported(tmp_path: Path):
+    row = _valid_contract_commitment()
+    del row["ContractCommitmentModel"]
+    (problem,) = contract_commitment_violations(_write(tmp_path / "bad.csv", [row]))
+    assert "missing ['ContractCommitmentModel']" in problem

@@ -22,12 +22,16 @@
 
 {#- FOCUS 1.3/1.4 ContractApplied of a row of fct_billing_focus_allocated (`row` names its relation, `cost` and
     `quantity` its EffectiveCost and CommitmentDiscountQuantity, the allocated ones on a split row): on usage
-    a commitment covered (CommitmentDiscountStatus Used), the spec's object of one element: ContractID (the
+    a commitment covered (CommitmentDiscountStatus Used), the spec's object of one element: ContractId (the
     Contract Commitment dataset's ContractId where it names the commitment, else the commitment itself, which
-    the spec allows), ContractCommitmentID (CommitmentDiscountId), ContractCommitmentAppliedCost (the row's
+    the spec allows), ContractCommitmentId (CommitmentDiscountId), ContractCommitmentAppliedCost (the row's
     EffectiveCost), ContractCommitmentAppliedQuantity and ContractCommitmentAppliedUnit (its
     CommitmentDiscountQuantity and CommitmentDiscountUnit, both null unless the bill states both); the numbers
-    to 6 decimals, the same on every engine (Spark's decimal arithmetic keeps 8); null on every other row. -#}
+    to 6 decimals, the same on every engine (Spark's decimal arithmetic keeps 8); null on every other row.
+    Keys spelled `ContractId` / `ContractCommitmentId` as FOCUS 1.4 spells them: the Contract Applied Object's
+    table and example and its JSON schema (FOCUS_Spec, specification/schemas/datasets/cost_and_usage/
+    contractappliedobjectschema.json, `required: ["ContractId", "ContractCommitmentId"]`, other keys refused
+    unless `x_`); 1.3's table wrote `ContractID` / `ContractCommitmentID` against its own prose. -#}
 {% macro focus_contract_applied(row, cost, quantity) -%}
     case
         when
@@ -35,8 +39,8 @@
             and {{ row }}.ChargeCategory = 'Usage'
             and {{ row }}.CommitmentDiscountStatus = 'Used'
             then {{ json_elements([
-                ('ContractID', 'coalesce(' ~ row ~ '.contract_id, ' ~ row ~ '.CommitmentDiscountId)'),
-                ('ContractCommitmentID', row ~ '.CommitmentDiscountId'),
+                ('ContractId', 'coalesce(' ~ row ~ '.contract_id, ' ~ row ~ '.CommitmentDiscountId)'),
+                ('ContractCommitmentId', row ~ '.CommitmentDiscountId'),
                 ('ContractCommitmentAppliedCost', 'round(cast(' ~ cost ~ ' as double), 6)'),
                 ('ContractCommitmentAppliedQuantity',
                     'case when ' ~ row ~ '.CommitmentDiscountUnit is not null then round(cast(' ~ quantity ~ ' as double), 6) end'),

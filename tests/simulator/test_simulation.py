@@ -35,6 +35,7 @@ def test_every_file_family_is_written(sim: Path):
     for pattern in (
         "billing/aws/**/*.parquet",
         "billing/azure/**/*.csv",
+        "billing/contract_commitments/contract_commitment.csv",
         "billing/onprem/*.csv",
         "telemetry/prometheus/*/*/*.json.gz",
         "telemetry/metrics/*.prom",

@@ -1,12 +1,12 @@
-"""`fct_commitment_drawdown` against the simulator's ground truth: per commitment and UTC day, what it
-committed, what usage used and what went unused equal the simulator's commitment hours summed per day
-(simulator.commitments: the AWS RI fully used, the Savings Plan unused at night and at weekends, the Azure
-reservation with one VM too many), to the cent; the running draw-down is the days' sum."""
+"""`fct_commitment_drawdown` against the simulator's ground truth (ground_truth/commitment_drawdown.csv):
+per commitment and UTC day, what it committed, what usage used and what went unused, their running totals
+and what is left of the term equal the simulator's commitment hours (simulator.commitments: the AWS RI fully
+used, the Savings Plan unused at night and at weekends, the Azure reservation with one VM too many), to the
+cent, whether the simulated FOCUS 1.4 Contract Commitment dataset states the terms or only the bills do."""
 
 from __future__ import annotations
 
 import csv
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -17,108 +17,76 @@ from gpu_ledger.build.duckdb_engine import build
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
 from gpu_ledger.ingest.store import RawStore
-from gpu_ledger.simulator.generate import build_fleet
-from gpu_ledger.simulator.model import Fleet, SimulationConfig
 from tests.warehouse.homes import built_warehouse
 
 CENT = 0.005
 COSTS = ("committed_cost", "used_cost", "unused_cost")
+CUMULATIVE = tuple(f"cumulative_{cost}" for cost in COSTS)
+CONTRACTS = "contract_commitments"
+"""The folder of the simulator's billing output that holds its Contract Commitment dataset."""
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory) -> Fleet:
-    """The simulator's model of the `sim` fixture's fleet (same config), without its files."""
-    config = SimulationConfig(
-        out=tmp_path_factory.mktemp("fleet"),
-        gpus=80,
-        days=8,
-        interval_s=300,
-        seed=11,
-        start=datetime(2026, 10, 1, tzinfo=UTC),
-    )
-    return build_fleet(config)[0]
-
-
-@pytest.fixture(scope="module")
-def truth(fleet: Fleet) -> pl.DataFrame:
-    """The simulator's commitment hours, summed per commitment and UTC day."""
-    return (
-        fleet.commitment_hours.with_columns(
-            pl.col("commitment_id").str.to_lowercase(), pl.col("hour_start").dt.date().alias("day")
-        )
-        .group_by("commitment_id", "day")
-        .agg(pl.col(*COSTS).sum())
+def truth(sim: Path) -> pl.DataFrame:
+    return pl.read_csv(sim / "ground_truth" / "commitment_drawdown.csv", try_parse_dates=True).with_columns(
+        pl.col("commitment_id").str.to_lowercase()
     )
 
 
-def _iso(instant: datetime) -> str:
-    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _contracts(path: Path, fleet: Fleet, scale: float = 1.0) -> Path:
-    """A FOCUS 1.3 Contract Commitment dataset stating each simulated commitment's contract (contract-<n>)
-    and its term's cost: the hourly commitment x the term's hours, x `scale`."""
-    with path.open("w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(
-            [
-                "BillingCurrency", "ContractCommitmentCategory", "ContractCommitmentCost",
-                "ContractCommitmentDescription", "ContractCommitmentId", "ContractCommitmentPeriodEnd",
-                "ContractCommitmentPeriodStart", "ContractCommitmentQuantity", "ContractCommitmentType",
-                "ContractCommitmentUnit", "ContractId", "ContractPeriodEnd", "ContractPeriodStart",
-            ]
-        )  # fmt: skip
-        for n, c in enumerate(fleet.commitments.iter_rows(named=True), start=1):
-            cost = c["hourly_commitment"] * (c["ends_at"] - c["starts_at"]).total_seconds() / 3600 * scale
-            writer.writerow(
-                [
-                    "USD", "Spend" if c["quantity"] is None else "Usage", cost,
-                    c["name"], c["commitment_id"], _iso(c["ends_at"]), _iso(c["starts_at"]), "",
-                    c["commitment_type"], "", f"contract-{n}", _iso(c["ends_at"]), _iso(c["starts_at"]),
-                ]
-            )  # fmt: skip
-    return path
+def _bills(sim: Path) -> list[Path]:
+    """The simulated bills without the Contract Commitment dataset."""
+    return [path for path in sorted((sim / "billing").iterdir()) if path.name != CONTRACTS]
 
 
 @pytest.fixture(scope="module")
-def contract_warehouse(sim: Path, fleet: Fleet, tmp_path_factory) -> Path:
-    """The simulated bills landed with the Contract Commitment dataset of their commitments, then built."""
-    folder = tmp_path_factory.mktemp("contracts")
-    return built_warehouse(folder / "home", sim / "billing", _contracts(folder / "contracts.csv", fleet))
+def bill_warehouse(sim: Path, tmp_path_factory) -> Path:
+    """The simulated bills landed without their Contract Commitment dataset, then built."""
+    return built_warehouse(tmp_path_factory.mktemp("bills") / "home", *_bills(sim))
 
 
 def _mart(warehouse: Path) -> pl.DataFrame:
     with duckdb.connect(str(warehouse), read_only=True) as con:
         return con.sql(
             """
-            select lower(commitment_id) as commitment_id, day, committed_source,
+            select lower(commitment_id) as commitment_id, day, committed_source, contract_id,
                 committed_cost::double as mart_committed_cost, used_cost::double as mart_used_cost,
                 unused_cost::double as mart_unused_cost,
-                cumulative_used_cost::double as cumulative_used_cost,
-                remaining_cost::double as remaining_cost, contract_id
+                cumulative_committed_cost::double as mart_cumulative_committed_cost,
+                cumulative_used_cost::double as mart_cumulative_used_cost,
+                cumulative_unused_cost::double as mart_cumulative_unused_cost,
+                term_committed_cost::double as mart_term_committed_cost,
+                remaining_cost::double as mart_remaining_cost
             from marts.fct_commitment_drawdown
             """
         ).pl()
 
 
-def test_drawdown_per_day_equals_simulator(warehouse: Path, truth: pl.DataFrame) -> None:
-    mart = _mart(warehouse)
-    joined = truth.join(mart, on=["commitment_id", "day"], how="full", coalesce=True)
+def _joined(warehouse: Path, truth: pl.DataFrame) -> pl.DataFrame:
+    joined = truth.join(_mart(warehouse), on=["commitment_id", "day"], how="full", coalesce=True)
     assert joined.height == truth.height == 3 * 8, joined
-    for row in joined.iter_rows(named=True):
-        for cost in COSTS:
+    return joined
+
+
+def test_drawdown_equals_simulator_with_the_contract_commitment_dataset(
+    warehouse: Path, truth: pl.DataFrame
+) -> None:
+    """With the simulated fleet's Contract Commitment dataset, each day commits its share of the term's
+    cost, which the bill's used and unused cost equal to the cent (the build's balance test passed too), and
+    what is left is the rest of the term."""
+    for row in _joined(warehouse, truth).iter_rows(named=True):
+        assert row["committed_source"] == "contract_commitment", row
+        assert row["contract_id"].startswith(("aws-commitments-", "azure-commitments-")), row
+        for cost in (*COSTS, *CUMULATIVE, "term_committed_cost", "remaining_cost"):
             assert row[f"mart_{cost}"] == pytest.approx(row[cost], abs=CENT), (cost, row)
-        # the simulated bills carry no Contract Commitment dataset: the bill states what is committed
-        assert row["committed_source"] == "bill" and row["remaining_cost"] is None, row
 
 
-def test_cumulative_drawdown_is_the_days_sum(warehouse: Path, truth: pl.DataFrame) -> None:
-    expected = truth.sort("day").with_columns(
-        pl.col("used_cost").cum_sum().over("commitment_id").alias("expected")
-    )
-    joined = expected.join(_mart(warehouse), on=["commitment_id", "day"])
-    for row in joined.iter_rows(named=True):
-        assert row["cumulative_used_cost"] == pytest.approx(row["expected"], abs=CENT), row
+def test_drawdown_equals_simulator_from_the_bills_alone(bill_warehouse: Path, truth: pl.DataFrame) -> None:
+    """Without the dataset the bill states what is committed each day, and nothing of the term."""
+    for row in _joined(bill_warehouse, truth).iter_rows(named=True):
+        assert row["committed_source"] == "bill" and row["contract_id"] is None, row
+        assert row["mart_term_committed_cost"] is None and row["mart_remaining_cost"] is None, row
+        for cost in (*COSTS, *CUMULATIVE):
+            assert row[f"mart_{cost}"] == pytest.approx(row[cost], abs=CENT), (cost, row)
 
 
 def test_drawdown_stories(warehouse: Path, truth: pl.DataFrame) -> None:
@@ -134,32 +102,16 @@ def test_drawdown_stories(warehouse: Path, truth: pl.DataFrame) -> None:
     assert 0 < low_high["savings_plan"][0] <= low_high["savings_plan"][1] < 100
 
 
-def test_drawdown_against_the_contract_commitment_dataset(
-    contract_warehouse: Path, fleet: Fleet, truth: pl.DataFrame
-) -> None:
-    """With the dataset, each day commits its share of the term's cost, which the bill's used and unused
-    cost equal to the cent (the build's balance test passed too), and what is left is the rest of the
-    term; ContractApplied names the contract on the usage each commitment covered."""
-    terms = {
-        c["commitment_id"].lower(): (c["hourly_commitment"], c["ends_at"])
-        for c in fleet.commitments.iter_rows(named=True)
-    }
-    joined = truth.join(_mart(contract_warehouse), on=["commitment_id", "day"], how="full", coalesce=True)
-    assert joined.height == 3 * 8, joined
-    for row in joined.iter_rows(named=True):
-        hourly, ends_at = terms[row["commitment_id"]]
-        assert row["committed_source"] == "contract_commitment" and row["contract_id"].startswith("contract-")
-        for cost in COSTS:
-            assert row[f"mart_{cost}"] == pytest.approx(row[cost], abs=CENT), (cost, row)
-        day_end = datetime.combine(row["day"], datetime.min.time(), UTC) + timedelta(days=1)
-        left = hourly * (ends_at - day_end).total_seconds() / 3600
-        assert row["remaining_cost"] == pytest.approx(left, abs=CENT), row
-    with duckdb.connect(str(contract_warehouse), read_only=True) as con:
+def test_contract_applied_names_the_contract_on_covered_usage(warehouse: Path) -> None:
+    """ContractApplied names the Contract Commitment dataset's contract on the usage each commitment
+    covered."""
+    with duckdb.connect(str(warehouse), read_only=True) as con:
         applied = con.sql(
             """
             select lower(CommitmentDiscountId), count(*),
                 count(*) filter (
-                    where json_extract_string(ContractApplied, '$.Elements[0].ContractID') like 'contract-%'
+                    where json_extract_string(ContractApplied, '$.Elements[0].ContractId')
+                        like '%-commitments-%'
                 )
             from marts.fct_billing_focus_allocated
             where ChargeCategory = 'Usage' and CommitmentDiscountStatus = 'Used' group by 1
@@ -168,15 +120,26 @@ def test_drawdown_against_the_contract_commitment_dataset(
     assert len(applied) == 3 and all(rows == named > 0 for _, rows, named in applied), applied
 
 
-def test_a_contract_the_bills_do_not_account_for_is_a_warning_of_the_build(
-    sim: Path, fleet: Fleet, tmp_path: Path
-) -> None:
+def _scaled_contracts(sim: Path, out: Path, scale: float) -> Path:
+    """The simulated Contract Commitment dataset with every commitment's cost x `scale`."""
+    with (sim / "billing" / CONTRACTS / "contract_commitment.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    with out.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "ContractCommitmentCost": float(row["ContractCommitmentCost"]) * scale})
+    return out
+
+
+def test_a_contract_the_bills_do_not_account_for_is_a_warning_of_the_build(sim: Path, tmp_path: Path) -> None:
     """A Contract Commitment dataset that states 1 % more than the bills charge the commitments breaks
     used + unused = committed (tests/dbt/assert_commitment_drawdown_balances.sql): the build says so, and
     still publishes, since the two files are the provider's own and the marts report them as they are."""
     home = Home(tmp_path / "home")
+    contracts = _scaled_contracts(sim, tmp_path / "contracts.csv", 1.01)
     with RawStore(home.raw_db) as store:
-        ingest([sim / "billing", _contracts(tmp_path / "contracts.csv", fleet, 1.01)], store, progress=False)
+        ingest([*_bills(sim), contracts], store, progress=False)
     result = build(home)
     assert result.success, result.output[-3000:]
     warned = [line for line in result.output.splitlines() if "assert_commitment_drawdown_balances" in line]

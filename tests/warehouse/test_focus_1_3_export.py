@@ -163,9 +163,10 @@ def test_the_1_3_export_follows_the_rules_of_the_columns_1_3_added(warehouse: Pa
         covered = row["ChargeCategory"] == "Usage" and row["CommitmentDiscountStatus"] == "Used"
         if covered and row["CommitmentDiscountId"]:
             (applied,) = json.loads(row["ContractApplied"])["Elements"]
-            assert applied["ContractCommitmentID"] == row["CommitmentDiscountId"] and applied["ContractID"]
+            assert applied["ContractCommitmentId"] == row["CommitmentDiscountId"] and applied["ContractId"]
             assert applied["ContractCommitmentAppliedCost"] == pytest.approx(
-                float(row["EffectiveCost"]), abs=5e-7  # to 6 decimals
+                float(row["EffectiveCost"]),
+                abs=5e-7,  # to 6 decimals
             )
             commitments[row["CommitmentDiscountId"]] += 1
         else:

@@ -1,6 +1,7 @@
 """`gpu-ledger export focus --focus-version 1.4` on the simulated fleet: a folder of FOCUS 1.4 datasets
-(cost and usage, billing periods) in the columns 1.4 lists, which a fresh home ingests back to the same
-totals per charge category and provider, to the cent.
+(cost and usage, billing periods, the Contract Commitment rows the simulated providers delivered) in the
+columns 1.4 lists, which a fresh home ingests back to the same totals per charge category and provider, to
+the cent, and the same contract commitments.
 
 The columns are checked against focus-data-toolkit's machine-readable FOCUS 1.4 model (extracted from the
 FinOps Foundation's 1.4 data model workbook) where that dev extra is installed; the FinOps Foundation's own
@@ -27,6 +28,12 @@ TOTALS = """
            round(sum(ListCost), 2)
     from marts.fct_billing_focus group by all order by all
 """
+CONTRACTS = "select * from marts.fct_contract_commitments order by all"
+DATASET_FILES = {
+    "Cost and Usage": "cost_and_usage.csv",
+    "Billing Period": "billing_period.csv",
+    "Contract Commitment": "contract_commitment.csv",
+}
 
 
 def _read(warehouse: Path, sql: str) -> list[tuple]:
@@ -50,7 +57,7 @@ def export_1_4(warehouse: Path, tmp_path_factory) -> Path:
     assert (
         sorted(p.name for p in folder.iterdir())
         == sorted(written)
-        == ["billing_period.csv", "cost_and_usage.csv"]
+        == ["billing_period.csv", "contract_commitment.csv", "cost_and_usage.csv"]
     )
     return folder
 
@@ -91,7 +98,8 @@ def test_the_1_4_datasets_have_the_columns_1_4_lists(export_1_4: Path):
 
 
 def test_the_columns_are_those_of_the_focus_1_4_model(export_1_4: Path):
-    """And the billing periods pass the toolkit's 1.4 lint (the cost and usage rows fail its semantic rule
+    """And the billing periods and contract commitments pass the toolkit's 1.4 lint (the cost and usage rows
+    fail its semantic rule
     ListCost = ListUnitPrice x PricingQuantity on AWS usage a commitment covered, whose ListCost is 0 in
     fct_billing_focus too)."""
     model = pytest.importorskip(
@@ -99,12 +107,13 @@ def test_the_columns_are_those_of_the_focus_1_4_model(export_1_4: Path):
     )
     from focus_data_toolkit.cli import main as toolkit
 
-    for dataset, name in (("Cost and Usage", "cost_and_usage.csv"), ("Billing Period", "billing_period.csv")):
+    for dataset, name in DATASET_FILES.items():
         header, _ = _rows(export_1_4 / name)
         assert [c for c in header if not c.startswith("x_")] == sorted(model.dataset_columns(dataset)), (
             dataset
         )
-    assert toolkit(["validate", "--dataset", "Billing Period", str(export_1_4 / "billing_period.csv")]) == 0
+    for dataset in ("Billing Period", "Contract Commitment"):
+        assert toolkit(["validate", "--dataset", dataset, str(export_1_4 / DATASET_FILES[dataset])]) == 0
 
 
 def test_the_1_4_export_ingests_back_to_the_same_totals(warehouse: Path, export_1_4: Path, tmp_path: Path):
@@ -116,7 +125,7 @@ def test_the_1_4_export_ingests_back_to_the_same_totals(warehouse: Path, export_
     home = Home(tmp_path / "home")
     with RawStore(home.raw_db) as store:
         outcomes = ingest(sorted(export_1_4.iterdir()), store, progress=False)
-        assert [(o.status, o.error) for o in outcomes] == [("loaded", None)] * 2
+        assert [(o.status, o.error) for o in outcomes] == [("loaded", None)] * 3
         landed = store.con.sql(
             "select (select count(*) from raw.focus_billing_periods), "
             "(select list(distinct _focus_version) from raw.focus)"
@@ -137,6 +146,7 @@ def test_the_1_4_export_ingests_back_to_the_same_totals(warehouse: Path, export_
         "where abs(billing_vs_gpu_hours_difference) > 0.01 or abs(gpu_hours_vs_consumers_difference) > 0.01",
     )
     assert unreconciled in ([], [("onprem",)])
+    assert _read(home.warehouse, CONTRACTS) == _read(warehouse, CONTRACTS) != []
 
 
 def test_a_file_is_not_a_folder_for_1_4_nor_1_4_a_file(warehouse: Path, tmp_path: Path):
@@ -153,7 +163,8 @@ def test_the_command_names_each_file_it_wrote(warehouse: Path, export_1_4: Path,
     home = ["--home", str(warehouse.parent)]
     run = gpu_ledger("export", "focus", *home, "--focus-version", "1.4", "--out", str(out))
     assert run.returncode == 0, run.stderr
-    counts = {name: len(_rows(export_1_4 / name)[1]) for name in ("cost_and_usage.csv", "billing_period.csv")}
+    names = ("cost_and_usage.csv", "billing_period.csv", "contract_commitment.csv")
+    counts = {name: len(_rows(export_1_4 / name)[1]) for name in names}
     files = ", ".join(f"{name} ({rows:,} rows)" for name, rows in counts.items())
     assert run.stdout == f"Wrote FOCUS 1.4 to {out}: {files}\n"
     assert all((out / name).read_bytes() == (export_1_4 / name).read_bytes() for name in counts)

@@ -12,15 +12,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
 
-from gpu_ledger.simulator.generate import build_fleet
-from gpu_ledger.simulator.model import Fleet, SimulationConfig
+from gpu_ledger.simulator.model import Fleet
 
 CENT = 0.005
 
@@ -31,27 +29,13 @@ def _read(warehouse: Path, sql: str) -> pl.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory) -> Fleet:
-    """The simulator's model of the `sim` fixture's fleet (same config), without its files."""
-    config = SimulationConfig(
-        out=tmp_path_factory.mktemp("fleet"),
-        gpus=80,
-        days=8,
-        interval_s=300,
-        seed=11,
-        start=datetime(2026, 10, 1, tzinfo=UTC),
-    )
-    return build_fleet(config)[0]
-
-
-@pytest.fixture(scope="module")
-def commitment_truth(fleet: Fleet) -> pl.DataFrame:
-    """The simulator's commitment hours, summed per commitment."""
+def commitment_truth(sim: Path) -> pl.DataFrame:
+    """The simulator's commitment draw-down (the truth test_commitment_drawdown.py reads), summed per
+    commitment."""
     return (
-        fleet.commitment_hours.group_by("commitment_id")
+        pl.read_csv(sim / "ground_truth" / "commitment_drawdown.csv")
+        .group_by(pl.col("commitment_id").str.to_lowercase())
         .agg(pl.col("committed_cost", "used_cost", "unused_cost").sum())
-        .join(fleet.commitments.select("commitment_id", "commitment_type"), on="commitment_id")
-        .with_columns(pl.col("commitment_id").str.to_lowercase())
     )
 
 
@@ -109,7 +93,7 @@ def test_commitment_unused_equals_reconciliation(sim: Path, warehouse: Path) -> 
         assert row["unused"] == pytest.approx(row["unused_commitment_cost"], abs=CENT), row
 
 
-def test_capacity_hours_per_cluster_equal_ground_truth(sim: Path, warehouse: Path, fleet: Fleet) -> None:
+def test_capacity_hours_per_cluster_equal_ground_truth(sim: Path, warehouse: Path, sim_fleet: Fleet) -> None:
     keys = ["day", "provider", "cluster", "gpu_model"]
     truth = (
         pl.read_csv(
@@ -117,7 +101,7 @@ def test_capacity_hours_per_cluster_equal_ground_truth(sim: Path, warehouse: Pat
             try_parse_dates=True,
             schema_overrides={"account_id": pl.String},
         )
-        .join(fleet.instances.select("instance_id", "cluster", "gpu_model"), on="instance_id")
+        .join(sim_fleet.instances.select("instance_id", "cluster", "gpu_model"), on="instance_id")
         .with_columns(
             pl.col("hour_start").dt.convert_time_zone("UTC").dt.date().alias("day"),
             # fct_capacity_daily: 'unknown' for the model of an accelerator the catalogue lacks, and for
@@ -134,7 +118,7 @@ def test_capacity_hours_per_cluster_equal_ground_truth(sim: Path, warehouse: Pat
             pl.col("busy_gpu_hours").sum().alias("truth_busy"),
         )
     )
-    assert truth["cluster"].n_unique() == fleet.instances["cluster"].n_unique() > 1
+    assert truth["cluster"].n_unique() == sim_fleet.instances["cluster"].n_unique() > 1
     mart = _read(
         warehouse,
         "select day, provider, cluster, gpu_model, provisioned_gpu_hours as provisioned,"

@@ -96,23 +96,19 @@ contract_days as (
         max(contract_periods.contract_id) as contract_id,
         min(contract_periods.period_start_at) as term_start_at,
         max(contract_periods.period_end_at) as term_end_at,
-        sum(contract_periods.period_cost) as term_committed_cost,
-        sum(
-            contract_periods.period_cost
-            * greatest({{ seconds_between(
+        {{ exact_sum('contract_periods.period_cost') }} as term_committed_cost,
+        {{ exact_sum(
+            'contract_periods.period_cost * greatest(' ~ seconds_between(
                 'greatest(day_bounds.day_start_at, contract_periods.period_start_at)',
                 'least(day_bounds.day_end_at, contract_periods.period_end_at)'
-            ) }}, 0)
-            / {{ seconds_between('contract_periods.period_start_at', 'contract_periods.period_end_at') }}
-        ) as committed_cost,
-        sum(
-            contract_periods.period_cost
-            * greatest({{ seconds_between(
+            ) ~ ', 0) / ' ~ seconds_between('contract_periods.period_start_at', 'contract_periods.period_end_at')
+        ) }} as committed_cost,
+        {{ exact_sum(
+            'contract_periods.period_cost * greatest(' ~ seconds_between(
                 'greatest(day_bounds.day_end_at, contract_periods.period_start_at)',
                 'contract_periods.period_end_at'
-            ) }}, 0)
-            / {{ seconds_between('contract_periods.period_start_at', 'contract_periods.period_end_at') }}
-        ) as remaining_cost
+            ) ~ ', 0) / ' ~ seconds_between('contract_periods.period_start_at', 'contract_periods.period_end_at')
+        ) }} as remaining_cost
     from day_bounds
     inner join contract_periods
         on lower(day_bounds.commitment_id) = contract_periods.commitment_key
@@ -170,7 +166,7 @@ final as (
         {{ money('committed_cost') }} as committed_cost,
         {{ money('used_cost') }} as used_cost,
         {{ money('unused_cost') }} as unused_cost,
-        {{ money('sum(committed_cost) over (partition by commitment_id order by day)') }}
+        {{ money(exact_sum('committed_cost', over='partition by commitment_id order by day')) }}
             as cumulative_committed_cost,
         {{ money('sum(used_cost) over (partition by commitment_id order by day)') }} as cumulative_used_cost,
         {{ money('sum(unused_cost) over (partition by commitment_id order by day)') }}

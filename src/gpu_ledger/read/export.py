@@ -15,10 +15,12 @@ read-only:
   FOCUS 1.5 draft);
 - 1.4: a folder of one CSV per dataset (`export_focus_1_4`): `cost_and_usage.csv`, the 1.3 rows in 1.4's
   columns (ProviderName and PublisherName gone; `CommitmentProgramEligibilityDetails` and `InvoiceDetailId`
-  empty: no bill the warehouse reads states them), and `billing_period.csv`, one row per billing period and
-  invoice issuer of those rows. Contract Commitment and Invoice Detail are not written: the warehouse knows
-  the commitment discounts a bill names but not their contracts' terms (contract, periods, payment and
-  lifecycle, which 1.4 requires), and no invoices (issue status, dates, payment terms) at all.
+  empty: no bill the warehouse reads states them), `billing_period.csv`, one row per billing period and
+  invoice issuer of those rows, and `contract_commitment.csv`, `marts.fct_contract_commitments`: the
+  Contract Commitment rows the providers delivered, never rows derived from a bill (a bill names the
+  commitment discounts it charges but not their contracts' terms: periods, payment and lifecycle, which 1.4
+  requires), so the file holds only its header where no provider delivered the dataset. Invoice Detail is
+  not written: the warehouse knows no invoices (issue status, dates, payment terms).
 
 A 1.2 or 1.3 file's format follows its suffix: `.parquet` keeps the column types (DECIMAL, TIMESTAMP WITH
 TIME ZONE in UTC, Tags as JSON text); `.csv` or `.csv.gz` writes CSV (as every 1.4 file is) with a header,
@@ -97,6 +99,13 @@ a period is Closed once its issuer bills a later one, its newest period Open (no
 says when a provider closes a period)."""
 
 
+CONTRACT_COMMITMENTS = "fct_contract_commitments"
+"""The mart of FOCUS 1.4's Contract Commitment dataset (schema marts)."""
+CONTRACT_COMMITMENTS_ORDER = (
+    '"ContractCommitmentId", "ContractCommitmentPeriodStart", "ContractCommitmentPeriodEnd"'
+)
+
+
 class ExportError(Exception):
     """The warehouse cannot be exported (missing file or mart)."""
 
@@ -105,8 +114,8 @@ def _timestamp(quoted: str) -> str:
     return f"strftime(timezone('UTC', {quoted}), '%Y-%m-%dT%H:%M:%SZ')"
 
 
-def _select(con: duckdb.DuckDBPyConnection, version: str, *, text_timestamps: bool) -> str:
-    mart = MARTS[version]
+def _columns(con: duckdb.DuckDBPyConnection, mart: str) -> list[tuple[str, str]]:
+    """(name, type) of each column of `marts.<mart>`, in order."""
     columns = con.sql(
         "select column_name, data_type from information_schema.columns "
         "where table_schema = 'marts' and table_name = $mart order by ordinal_position",
@@ -114,17 +123,17 @@ def _select(con: duckdb.DuckDBPyConnection, version: str, *, text_timestamps: bo
     ).fetchall()
     if not columns:
         raise ExportError(f"marts.{mart} is not in the warehouse: run `gpu-ledger build` first")
-    if version == "1.4":
-        from gpu_ledger.focus_spec import COLUMNS_1_4
+    return columns
 
-        types = dict(columns)
-        extensions = [(name, dtype) for name, dtype in columns if name.startswith("x_")]
-        columns = [(name, types.get(name, "")) for name in COLUMNS_1_4] + extensions
+
+def _query(mart: str, columns: list[tuple[str, str]], order: str, *, text_timestamps: bool) -> str:
+    """Select `columns` of `marts.<mart>` as a FOCUS file writes them: JSON as text, instants as ISO 8601
+    UTC text where `text_timestamps`, a column without a type (one no bill states) null."""
     parts = []
     for name, dtype in columns:
         quoted = f'"{name}"'
         upper = dtype.upper()
-        if not dtype:  # a column 1.4 added that no bill the warehouse reads states
+        if not dtype:
             parts.append(f"cast(null as varchar) as {quoted}")
         elif upper.startswith("TIMESTAMP") and text_timestamps:
             parts.append(f"{_timestamp(quoted)} as {quoted}")
@@ -132,8 +141,20 @@ def _select(con: duckdb.DuckDBPyConnection, version: str, *, text_timestamps: bo
             parts.append(f"cast({quoted} as varchar) as {quoted}")
         else:
             parts.append(quoted)
-    order = ORDER if version == "1.2" else ORDER_ALLOCATED
     return "select " + ", ".join(parts) + f" from marts.{mart} order by {order}"
+
+
+def _select(con: duckdb.DuckDBPyConnection, version: str, *, text_timestamps: bool) -> str:
+    mart = MARTS[version]
+    columns = _columns(con, mart)
+    if version == "1.4":  # the columns 1.4 added that no bill the warehouse reads states have no type: null
+        from gpu_ledger.focus_spec import COLUMNS_1_4
+
+        types = dict(columns)
+        extensions = [(name, dtype) for name, dtype in columns if name.startswith("x_")]
+        columns = [(name, types.get(name, "")) for name in COLUMNS_1_4] + extensions
+    order = ORDER if version == "1.2" else ORDER_ALLOCATED
+    return _query(mart, columns, order, text_timestamps=text_timestamps)
 
 
 def _check(warehouse: Path, version: str) -> None:
@@ -201,9 +222,16 @@ def export_focus_1_4(warehouse: Path, folder: Path) -> dict[str, int]:
         periods += f" from ({BILLING_PERIODS})"
         folder.mkdir(exist_ok=True)
         options = "format csv, header true"
+        contracts = _query(
+            CONTRACT_COMMITMENTS,
+            _columns(con, CONTRACT_COMMITMENTS),
+            CONTRACT_COMMITMENTS_ORDER,
+            text_timestamps=True,
+        )
         return {
             "cost_and_usage.csv": _copy(con, cost_and_usage, folder / "cost_and_usage.csv", options),
             "billing_period.csv": _copy(con, periods, folder / "billing_period.csv", options),
+            "contract_commitment.csv": _copy(con, contracts, folder / "contract_commitment.csv", options),
         }
     finally:
         con.close()

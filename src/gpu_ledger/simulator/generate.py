@@ -25,6 +25,7 @@ from gpu_ledger.simulator.writers.aws_cur import write_aws_cur
 from gpu_ledger.simulator.writers.business import write_business
 from gpu_ledger.simulator.writers.events import write_eventbridge
 from gpu_ledger.simulator.writers.focus import write_focus
+from gpu_ledger.simulator.writers.focus_contract_commitment import write_focus_contract_commitment
 from gpu_ledger.simulator.writers.gateway import write_gateway
 from gpu_ledger.simulator.writers.kubernetes import write_kubernetes
 from gpu_ledger.simulator.writers.llm_api import bedrock_charges, write_llm_api
@@ -139,6 +140,7 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
     for writer in (
         write_aws_cur,
         write_focus,
+        write_focus_contract_commitment,
         write_sacct,
         write_kubernetes,
         write_eventbridge,

@@ -17,6 +17,7 @@ import polars as pl
 
 from gpu_ledger.simulator import catalogue
 from gpu_ledger.simulator.ground_truth_costs import (
+    commitment_drawdown,
     cost_by_team_day,
     idle_periods,
     planted_anomalies,
@@ -117,6 +118,10 @@ own model (priced instance-hours, allocations, and the telemetry values it wrote
   (`job_key`): AWS split cost allocation data's `split_cost` and `unused_cost` of the pod, as the CUR
   2.0 split lines carry them (simulator.provider_split: the pod's requests weighed 9 per GPU, 0.9 per
   vCPU, 0.1 per GiB against the instance's, the unrequested rest spread by split cost).
+- Commitment draw-down (`commitment_drawdown.csv`), per commitment x UTC day: committed, used and
+  unused cost (its commitment hours summed: simulator.commitments), their running totals, the term's
+  cost (hourly commitment x the term's hours, as the Contract Commitment dataset states it) and
+  `remaining_cost`, the hourly commitment x the term's hours after the day's end.
 
 ## Files
 """
@@ -146,6 +151,7 @@ def write(
         "recommendations.csv": recommendations(fleet, gpu_cost, slices, idle_runs),
         "inference_token_economics.csv": inference_token_economics(fleet, slices, token_counts),
         "provider_split.csv": truth_by_day(provider_split(fleet)),
+        "commitment_drawdown.csv": commitment_drawdown(fleet),
     }
     written = []
     for name, frame in tables.items():

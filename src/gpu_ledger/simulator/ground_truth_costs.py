@@ -239,3 +239,35 @@ def reconciliation(fleet: Fleet, gpu_cost: pl.DataFrame, slices: pl.DataFrame) -
         )
         .sort(keys)
     )
+
+
+def commitment_drawdown(fleet: Fleet) -> pl.DataFrame:
+    """Per commitment and UTC day of the window: what it committed, what usage used and what went unused
+    (its commitment hours summed), the running totals, the term's cost and what is left of it after the day
+    (the hourly commitment x the term's hours after the day's end)."""
+    day = pl.col("hour_start").dt.date().alias("day")
+    days = (
+        fleet.commitment_hours.group_by("commitment_id", day)
+        .agg(pl.col("committed_cost", "used_cost", "unused_cost").sum())
+        .join(
+            fleet.commitments.select("commitment_id", "hourly_commitment", "starts_at", "ends_at"),
+            on="commitment_id",
+        )
+        .sort("commitment_id", "day")
+    )
+    day_end = pl.col("day").cast(pl.Datetime("us", "UTC")) + pl.duration(days=1)
+    hours_left = (pl.col("ends_at") - day_end).dt.total_seconds().clip(0) / 3600
+    term_hours = (pl.col("ends_at") - pl.col("starts_at")).dt.total_seconds() / 3600
+    return days.select(
+        "commitment_id",
+        "day",
+        "committed_cost",
+        "used_cost",
+        "unused_cost",
+        *(
+            pl.col(c).cum_sum().over("commitment_id").alias(f"cumulative_{c}")
+            for c in ("committed_cost", "used_cost", "unused_cost")
+        ),
+        (pl.col("hourly_commitment") * term_hours).alias("term_committed_cost"),
+        (pl.col("hourly_commitment") * hours_left).alias("remaining_cost"),
+    )

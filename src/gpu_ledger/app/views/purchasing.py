@@ -1,5 +1,6 @@
 """Purchasing: how GPU time is bought (on-demand, committed, spot, owned), what spot interruptions
-cost, and the purchasing recommendations when that mart is built."""
+cost, the purchasing recommendations when that mart is built, and each commitment's utilisation and
+day-by-day draw-down."""
 
 from __future__ import annotations
 
@@ -127,6 +128,11 @@ def _recommendations(f: filters.Filters) -> None:
     )
 
 
+DRAWDOWN_PARTS = {"used_cost": "Used", "unused_cost": "Unused"}
+DRAWDOWN_COLOURS = {"Used": "#54a24b", "Unused": "#e45756"}
+RUNNING = {"cumulative_used_cost": "Used to date", "cumulative_committed_cost": "Committed to date"}
+
+
 PRICING = ["amortised_gpu_cost", "billed_gpu_cost", "list_gpu_cost", "saving_vs_list"]
 # how GPU time is bought: calm, distinct colours (none reads as an alarm)
 PRICING_COLOURS = {"Standard": "#4c78a8", "Committed": "#54a24b", "Dynamic": "#b279a2", "Owned": "#9d755d"}
@@ -182,6 +188,142 @@ def _commitments(f: filters.Filters) -> None:
             "commitment": "Commitment",
             "commitment_id": st.column_config.TextColumn("Commitment id (full)"),
         },
+    )
+
+
+def _drawdown(f: filters.Filters) -> None:
+    st.subheader("Commitment draw-down")
+    st.caption(
+        "Per commitment and UTC day (fct_commitment_drawdown): what it committed, what usage used and what "
+        "went unused. Running totals count from the commitment's first billed day; the term and what is "
+        "left of it come from the provider's Contract Commitment dataset (– where none was delivered: the "
+        "bill then states what is committed each day)."
+    )
+    where, params = f.where(day="day", provider="provider")
+    days = data.query(
+        f"""select commitment_id, commitment_type, provider, committed_source, day,
+                   committed_cost::double as committed_cost, used_cost::double as used_cost,
+                   unused_cost::double as unused_cost,
+                   cumulative_committed_cost::double as cumulative_committed_cost,
+                   cumulative_used_cost::double as cumulative_used_cost,
+                   cumulative_unused_cost::double as cumulative_unused_cost,
+                   term_committed_cost::double as term_committed_cost,
+                   remaining_cost::double as remaining_cost, term_end_at
+            from marts.fct_commitment_drawdown where {where}
+            order by commitment_id, day""",
+        params,
+    )
+    if days.empty:
+        st.info("No commitment is charged in the selected window.")
+        return
+    days["commitment"] = days["commitment_id"].map(lambda c: figures.short_id(str(c).rsplit("/", 1)[-1], 24))
+    days["commitment_type"] = days["commitment_type"].str.replace("_", " ").str.capitalize()
+    latest = days.groupby("commitment_id", sort=True).tail(1)
+    figures.table(
+        latest[
+            [
+                "commitment",
+                "commitment_type",
+                "provider",
+                "day",
+                "cumulative_committed_cost",
+                "cumulative_used_cost",
+                "cumulative_unused_cost",
+                "term_committed_cost",
+                "remaining_cost",
+                "term_end_at",
+                "committed_source",
+                "commitment_id",
+            ]
+        ],
+        column_config={
+            "commitment": "Commitment",
+            "commitment_type": "Type",
+            "provider": "Provider",
+            "day": "As of (UTC day)",
+            "cumulative_committed_cost": figures.money_column("Committed to date"),
+            "cumulative_used_cost": figures.money_column("Used to date"),
+            "cumulative_unused_cost": figures.money_column("Unused to date"),
+            "term_committed_cost": figures.money_column("Term"),
+            "remaining_cost": figures.money_column("Remaining"),
+            "term_end_at": st.column_config.DatetimeColumn("Term ends (UTC)", format="YYYY-MM-DD"),
+            "committed_source": "Committed from",
+            "commitment_id": st.column_config.TextColumn("Commitment id (full)"),
+        },
+    )
+    names = latest["commitment"] + " (" + latest["commitment_type"] + ")"
+    labels = dict(zip(latest["commitment_id"], names, strict=True))
+    chosen = st.selectbox("Commitment", list(labels), format_func=labels.get, key="drawdown_commitment")
+    one = days[days["commitment_id"] == chosen]
+    cur = figures.currency()
+    parts = one.melt(id_vars=["day"], value_vars=list(DRAWDOWN_PARTS), var_name="part", value_name="cost")
+    parts["part"] = parts["part"].map(DRAWDOWN_PARTS)
+    bars = (
+        alt.Chart(parts)
+        .mark_bar()
+        .encode(
+            x=alt.X("day:T", title="UTC day"),
+            y=alt.Y("cost:Q", title=f"Cost ({cur})", stack=True, axis=alt.Axis(format=",.0f")),
+            color=alt.Color(
+                "part:N",
+                title="Commitment",
+                scale=alt.Scale(domain=list(DRAWDOWN_COLOURS), range=list(DRAWDOWN_COLOURS.values())),
+            ),
+            tooltip=[
+                alt.Tooltip("day:T", title="Day"),
+                alt.Tooltip("part:N", title="Part"),
+                alt.Tooltip("cost:Q", title=f"Cost ({cur})", format=",.2f"),
+            ],
+        )
+    )
+    committed = (
+        alt.Chart(one)
+        .mark_tick(color="#333333", thickness=2)
+        .encode(
+            x="day:T",
+            y="committed_cost:Q",
+            tooltip=[alt.Tooltip("committed_cost:Q", title=f"Committed ({cur})", format=",.2f")],
+        )
+    )
+    st.altair_chart(
+        (bars + committed).properties(title=f"Used and unused per day, committed as a tick ({cur})"),
+        width="stretch",
+    )
+    running = one.melt(id_vars=["day"], value_vars=list(RUNNING), var_name="total", value_name="cost")
+    running["total"] = running["total"].map(RUNNING)
+    lines = (
+        alt.Chart(running)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("day:T", title="UTC day"),
+            y=alt.Y("cost:Q", title=f"Cost ({cur})", axis=alt.Axis(format=",.0f")),
+            color=alt.Color("total:N", title="Running total"),
+            tooltip=[
+                alt.Tooltip("day:T", title="Day"),
+                alt.Tooltip("total:N", title="Total"),
+                alt.Tooltip("cost:Q", title=f"Cost ({cur})", format=",.2f"),
+            ],
+        )
+    )
+    st.altair_chart(lines.properties(title=f"Running draw-down ({cur})"), width="stretch")
+    if one["remaining_cost"].isna().any():  # no Contract Commitment dataset states its term
+        return
+    remaining = (
+        alt.Chart(one)
+        .mark_area(opacity=0.3, color="#4c78a8")
+        .encode(
+            x=alt.X("day:T", title="UTC day"),
+            y=alt.Y("remaining_cost:Q", title=f"Remaining ({cur})", axis=alt.Axis(format=",.0f")),
+            tooltip=[
+                alt.Tooltip("day:T", title="Day"),
+                alt.Tooltip("remaining_cost:Q", title=f"Remaining ({cur})", format=",.2f"),
+            ],
+        )
+    )
+    term = figures.money(one["term_committed_cost"].iloc[-1])
+    st.altair_chart(
+        remaining.properties(title=f"What is left of its term of {term} after each day ({cur})"),
+        width="stretch",
     )
 
 
@@ -251,3 +393,5 @@ if filters.require_warehouse():
         _recommendations(f)
     if data.mart_exists("fct_commitment_utilization"):
         _commitments(f)
+    if data.mart_exists("fct_commitment_drawdown"):
+        _drawdown(f)
