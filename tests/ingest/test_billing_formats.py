@@ -323,7 +323,7 @@ def test_cur_version_falls_back_to_the_execution_folder_then_mtime(sim_billing: 
 
 
 def test_reingesting_the_billing_folder_changes_nothing(sim_billing: Path, tmp_path: Path):
-    tables = ("aws_cur", "focus", "onprem_assets", "billing_export_manifests")
+    tables = ("aws_cur", "focus", "focus_contract_commitments", "onprem_assets", "billing_export_manifests")
 
     def totals(store: RawStore) -> list[tuple]:
         return [_one(store, f"select count(*), count(distinct _load_id) from raw.{t}") for t in tables] + [
@@ -342,7 +342,8 @@ def test_reingesting_the_billing_folder_changes_nothing(sim_billing: Path, tmp_p
         assert {o.status for o in again} == {"unchanged"}
         assert store.manifest().height == manifest_rows
         assert totals(store) == before
-        assert _one(store, "select count(*) from raw.ingest_manifest where status = 'loaded'") == (11,)
+        # 11 billing files and the FOCUS 1.4 Contract Commitment dataset
+        assert _one(store, "select count(*) from raw.ingest_manifest where status = 'loaded'") == (12,)
 
 
 def _cur_csv(parquet: Path, target: Path) -> None:

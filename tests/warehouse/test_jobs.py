@@ -147,19 +147,27 @@ def test_gpu_seconds_per_job_equal_ground_truth(con):
     assert not differ, differ[:10]
 
 
-def test_labelled_jobs_use_dcgm_evidence_and_mig_slices_carry_g_over_7(con):
+def test_labelled_jobs_use_dcgm_evidence_and_mig_slices_carry_g_over_their_gpus_slices(con):
     evidence = dict(
         _rows(con, "select evidence, count(*) from intermediate.int_workloads__job_gpu_intervals group by 1")
     )
     assert evidence.get("dcgm_labels", 0) > 0
-    bad_mig = _rows(
+    mig = _rows(
         con,
         """
-        select job_key, mig_profile, share from intermediate.int_workloads__job_gpu_intervals
-        where mig_profile is not null
-            and abs(share - cast(regexp_extract(mig_profile, '^(\\d+)g', 1) as integer) / 7.0) > 1e-9
+        select intervals.job_key, intervals.mig_profile, intervals.share, models.mig_compute_slices
+        from intermediate.int_workloads__job_gpu_intervals as intervals
+        left join marts.dim_gpus as gpus using (gpu_uuid)
+        left join reference.gpu_models as models using (gpu_model)
+        where intervals.mig_profile is not null
         """,
     )
+    assert {slices for *_, slices in mig} == {4, 7}, "the fleet has A30 (4 slices) and 7-slice MIG jobs"
+    bad_mig = [
+        (job, profile, share, slices)
+        for job, profile, share, slices in mig
+        if abs(share - int(profile.split("g.")[0]) / slices) > 1e-9
+    ]
     assert not bad_mig, bad_mig[:5]
 
 

@@ -27,6 +27,13 @@ classified as (
         {{ regexp_contains("coalesce(usage_type, '')", '(^|-)(BoxUsage|SpotUsage|DedicatedUsage|HostUsage):') }}
             as is_instance_usage,
         {{ regexp_contains("coalesce(usage_type, '')", '(^|-)SpotUsage:') }} as is_spot,
+        -- FOCUS's UnitFormat writes a unit's quantity as a number ("1000 Requests"); AWS's price list
+        -- prices Bedrock's token usage types per "1K tokens" (or "1M tokens")
+        case pricing_unit
+            when '1K tokens' then '1000 Tokens'
+            when '1M tokens' then '1000000 Tokens'
+            else pricing_unit
+        end as focus_unit,
         coalesce(
             nullif(instance_type, ''),
             {{ regexp_group('usage_type', ':([a-z0-9-]+\.[a-z0-9-]+)$') }}
@@ -119,7 +126,7 @@ final as (
         end as CommitmentDiscountType,
         cast(null as string) as CommitmentDiscountUnit,
         case when line_item_type <> 'SavingsPlanNegation' and is_usage_line then usage_amount end as ConsumedQuantity,
-        case when line_item_type <> 'SavingsPlanNegation' and is_usage_line then pricing_unit end as ConsumedUnit,
+        case when line_item_type <> 'SavingsPlanNegation' and is_usage_line then focus_unit end as ConsumedUnit,
         case
             when is_spot then coalesce(unblended_cost, 0)
             when is_usage_line and line_item_type <> 'SavingsPlanNegation'
@@ -154,7 +161,7 @@ final as (
         amortised_cost as PricingCurrencyEffectiveCost,
         cast(null as double) as PricingCurrencyListUnitPrice,
         usage_amount as PricingQuantity,
-        pricing_unit as PricingUnit,
+        focus_unit as PricingUnit,
         'AWS' as ProviderName,
         coalesce(billing_entity, 'AWS') as PublisherName,
         coalesce(region_code, {{ regexp_group('availability_zone', '^([a-z]+-[a-z]+-[0-9]+)') }}) as RegionId,
