@@ -221,6 +221,15 @@ def _spend(warehouse: Path, where: str = "true") -> str:
     )
 
 
+def _shown_once_drawn(page, figure: str, seconds: float = 30) -> str:
+    """The page's text once `figure` is drawn in it, or as it stands after `seconds`: a loaded
+    machine draws the Overview's tiles one by one."""
+    deadline = time.monotonic() + seconds
+    while figure not in (shown := page.inner_text("body")) and time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+    return shown
+
+
 def _sign_ins(site: dict) -> list[tuple[str, str]]:
     lines = site["audit"].read_text().splitlines() if site["audit"].exists() else []
     return [(e["who"], e["role"]) for e in map(json.loads, lines) if e.get("event") == "sign-in"]
@@ -229,7 +238,7 @@ def _sign_ins(site: dict) -> list[tuple[str, str]]:
 def test_each_role_signs_in_and_sees_what_its_grant_allows(site, browser, warehouse):
     team = site["team"]
     page, context = sign_in(browser, site, "cfo")
-    shown = page.inner_text("body")
+    shown = _shown_once_drawn(page, _spend(warehouse))
     assert _spend(warehouse) in shown and "SQL" in shown.split() and "Audit trail" in shown
     page.goto(site["url"] + "/sql", wait_until="domcontentloaded")
     page.get_by_text("Run query").first.wait_for(timeout=60_000)  # finance's SQL page, still signed in
@@ -237,7 +246,7 @@ def test_each_role_signs_in_and_sees_what_its_grant_allows(site, browser, wareho
 
     for sub in ("lead", "member"):
         page, context = sign_in(browser, site, sub)
-        shown = page.inner_text("body")
+        shown = _shown_once_drawn(page, _spend(warehouse, f"team = '{team}'"))
         assert "GPU spend" in shown and _spend(warehouse, f"team = '{team}'") in shown, sub
         assert "SQL" not in shown.split() and "Audit trail" not in shown, sub
         page.goto(site["url"] + "/sql", wait_until="domcontentloaded")  # not a page of theirs by URL
