@@ -44,11 +44,15 @@ JOBS_CSV = "job_id,scheduler,submitted_at,gpus\nj-1,ray,2026-10-01T00:00:00Z,1\n
 
 
 def _project(folder: Path) -> Path:
-    """A copy of the dbt project that a test may edit (and that edits elsewhere do not change)."""
+    """A copy of the dbt project that a test may edit (and that edits elsewhere do not change), given the
+    parse this machine saved for the project, as if it had been built here before: dbt reuses a parse
+    whose files match wherever the folder is, and parses again only what a test edits."""
     folder.mkdir()
     for part in ("dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/dbt"):
         source = PROJECT_DIR / part
         (shutil.copytree if source.is_dir() else shutil.copy)(source, folder / part)
+    if saved_parse(PROJECT_DIR).exists():
+        shutil.copyfile(saved_parse(PROJECT_DIR), saved_parse(folder))
     return folder
 
 
@@ -143,8 +147,8 @@ def test_a_new_relative_home_builds_on_the_parse_and_docs_saved_by_another_homes
 def test_a_build_with_nothing_new_does_nothing_and_says_so(
     home_copy: Path, tmp_path: Path, monkeypatch, capsys
 ):
-    """On a copy of the built empty home, in a project folder of its own (no parse saved for it): selected
-    builds of one model, as one checks a change (seconds, not a whole build, which the progress test runs)."""
+    """On a copy of the built empty home, in a project folder of its own: selected builds of one model, as
+    one checks a change (seconds, not a whole build, which the progress test runs)."""
     project = _project(tmp_path / "project")
     monkeypatch.setattr(
         gpu_ledger.build.duckdb_engine, "build", functools.partial(build, project_dir=project)
