@@ -105,6 +105,12 @@ def test_a_grain_of_one_column_fails_where_unique_did_on_a_key_with_no_null(con:
     assert con.sql(render(grain=["id"])).fetchall() == [("duplicate of grain (id)",)] * 2
 
 
+def test_numbers_are_accepted_as_numbers(con: duckdb.DuckDBPyConnection):
+    sql = render(accepted_values={"id": [1, 7]})
+    assert "id not in (1, 7)" in sql  # what dbt's accepted_values with quote: false compared
+    assert len(con.sql(sql).fetchall()) == 5
+
+
 @pytest.mark.parametrize(
     ("bounds", "flagged"), [({"min_value": 0}, {6}), ({"max_value": 100}, {5}), ({"min_value": 1}, {6, 7})]
 )

@@ -3,7 +3,8 @@
     - grain: the columns whose values no two rows share (nulls count as equal, as a grain with a null MIG
       instance for the whole GPU needs): every row of a duplicated grain breaks it;
     - not_null: columns that hold no null;
-    - accepted_values: column -> the values it may hold (a null passes, as in dbt's accepted_values);
+    - accepted_values: column -> the values it may hold (a null passes, as in dbt's accepted_values; a number
+      is compared as a number, a text as a text);
     - accepted_range: column -> {min_value, max_value}, either bound may be left out: every non-null value
       lies within them (physical figures such as grid intensity, PUE or kg CO2e have bounds outside which
       a value is an error in the data, not a fact).
@@ -23,7 +24,7 @@
 {%- for column, values in accepted_values.items() -%}
     {%- set quoted = [] -%}
     {%- for value in values -%}
-        {%- do quoted.append("'" ~ value | replace("'", "''") ~ "'") -%}
+        {%- do quoted.append(value if value is number else "'" ~ value | replace("'", "''") ~ "'") -%}
     {%- endfor -%}
     {%- do checks.append(
         "case when " ~ column ~ " not in (" ~ quoted | join(", ") ~ ") then '"
