@@ -1,6 +1,7 @@
 """The project's generic test column_values (macros/tests/test_column_values.sql) fails on exactly the rows
-dbt's one-rule tests it replaces would (not_null, accepted_values, the project's old accepted_range), and
-names every rule a row breaks: the macro rendered from the project's own file and run in DuckDB."""
+the tests it replaces would (dbt's not_null, accepted_values and unique, the project's old accepted_range
+and unique_combination), and names every rule a row breaks: the macro rendered from the project's own file
+and run in DuckDB."""
 
 from __future__ import annotations
 
@@ -76,6 +77,38 @@ def test_fails_on_the_rows_each_one_rule_test_fails_on(con: duckdb.DuckDBPyConne
 def test_passes_on_good_rows(con: duckdb.DuckDBPyConnection):
     con.sql("delete from rows where id not in (1, 4, 7)")
     assert con.sql(render(**RULES)).fetchall() == []
+
+
+def test_grain_fails_on_every_row_of_the_grains_unique_combination_failed_on(con: duckdb.DuckDBPyConnection):
+    con.sql("insert into rows values (8, null, 'on_track', 1.0), (9, 'a', 'on_track', 1.0)")
+    unique_combination = "select team, status from rows group by team, status having count(*) > 1"
+    shared_grains = con.sql(unique_combination).fetchall()
+    assert sorted(shared_grains, key=str) == [("a", "on_track"), (None, "on_track")]  # nulls count as equal
+    rows_of_those_grains = con.sql(
+        f"select id from rows join ({unique_combination}) as shared"
+        " on rows.team is not distinct from shared.team and rows.status is not distinct from shared.status"
+    ).fetchall()
+    assert sorted(rows_of_those_grains) == [(1,), (2,), (8,), (9,)]
+    failing = con.sql(render(grain=["team", "status"], not_null=["team"])).fetchall()
+    assert sorted(failing) == [
+        ("duplicate of grain (team, status)",),  # 1 and 9
+        ("duplicate of grain (team, status)",),
+        ("duplicate of grain (team, status); team is null",),  # 2 and 8
+        ("duplicate of grain (team, status); team is null",),
+        ("team is null",),  # 6
+    ]
+
+
+def test_a_grain_of_one_column_fails_where_unique_did_on_a_key_with_no_null(con: duckdb.DuckDBPyConnection):
+    con.sql("insert into rows values (3, 'c', 'on_track', 1.0)")
+    assert con.sql("select id from rows group by id having count(*) > 1").fetchall() == [(3,)]  # dbt's unique
+    assert con.sql(render(grain=["id"])).fetchall() == [("duplicate of grain (id)",)] * 2
+
+
+def test_numbers_are_accepted_as_numbers(con: duckdb.DuckDBPyConnection):
+    sql = render(accepted_values={"id": [1, 7]})
+    assert "id not in (1, 7)" in sql  # what dbt's accepted_values with quote: false compared
+    assert len(con.sql(sql).fetchall()) == 5
 
 
 @pytest.mark.parametrize(

@@ -6,11 +6,14 @@
   the next `# <<< focus columns`, indented as the opening line. The profiles:
   `part` (a provider's FOCUS part: the columns and their docs), `lines` (int_billing__focus_lines: types, and
   what every part must deliver as its contract's not-null constraints), `mart` (fct_billing_focus: types,
-  the contract's not-null constraints, the spec's closed lists), `landed` / `staged` (the FOCUS export's raw
-  table and staging model), `<dataset>_landed` / `<dataset>_staged` for each supporting dataset in
-  `DATASETS` (`contract`: Contract Commitment; `billing_period`, `invoice_detail`: FOCUS 1.4's), `mart_1_3`
-  (fct_billing_focus_allocated, the FOCUS 1.3 export: the 1.2 and 1.3 columns alphabetically, then the x_
-  extensions).
+  the contract's not-null constraints), `landed` / `staged` (the FOCUS export's raw table and staging model),
+  `<dataset>_landed` / `<dataset>_staged` for each supporting dataset in `DATASETS` (`contract`: Contract
+  Commitment; `billing_period`, `invoice_detail`: FOCUS 1.4's), `mart_1_3` (fct_billing_focus_allocated, the
+  FOCUS 1.3 export: the 1.2 and 1.3 columns alphabetically, then the x_ extensions);
+- the spec's closed lists of the same models as entries of their `column_values` test's `accepted_values`
+  (one test a model: a dbt test is a node that costs the build some 50 ms even with no data), between a
+  line `# >>> focus columns: <profile>_values` under `accepted_values:` and the next `# <<< focus columns`:
+  `lines_values`, `mart_values`, `mart_1_3_values`.
 
 `python -m gpu_ledger.focus_codegen` rewrites what differs and names the files; `--check` only names them
 and exits 1 (tests/test_focus_codegen.py runs it). It also checks that every FOCUS part the registry in
@@ -87,23 +90,18 @@ def _doc(name: str, prefix: str = "focus") -> str:
     return f"'{{{{ doc(\"{prefix}__{name}\") }}}}'"
 
 
-def _values(values: Iterable[str]) -> list[str]:
-    return [f"        - {json.dumps(v) if ':' in v or v.startswith(('*', '&')) else v}" for v in values]
-
-
-def _accepted(values: Iterable[str] | str) -> list[str]:
-    lines = ["  - accepted_values:", "      arguments:"]
+def _accepted(name: str, values: Iterable[str] | str | None) -> list[str]:
+    """A column's entry in a column_values test's `accepted_values`: its closed list, if it has one."""
+    if not values:
+        return []
     if isinstance(values, str):  # a Jinja expression dbt renders into the list
-        return [*lines, f'        values: "{values}"']
-    return [*lines, "        values:", *_values(values)]
+        return [f'{name}: "{values}"']
+    quoted = (json.dumps(v) if ":" in v or v.startswith(("*", "&")) else v for v in values)
+    return [f"{name}:", *(f"  - {v}" for v in quoted)]
 
 
 def _constraints(not_null: bool) -> list[str]:
     return ["  constraints:", "  - type: not_null"] if not_null else []
-
-
-def _tests(allowed: Iterable[str] | str | None) -> list[str]:
-    return ["  data_tests:", *_accepted(allowed)] if allowed else []
 
 
 def _allowed_in_mart(column: dict[str, Any]) -> list[str] | str | None:
@@ -126,12 +124,19 @@ def _part(column: dict[str, Any]) -> list[str]:
 def _lines(column: dict[str, Any]) -> list[str]:
     # not null in every row of the union: what the parts must deliver and what the union derives
     must = bool(column.get("not_null")) and column.get("derived") != "mart"
-    allowed = column.get("allowed_values") or (
-        "{{ billing_formats() }}" if column.get("mart_allowed_values") == "billing_formats" else None
-    )
     name, description = _part(column)
     data_type = f"  data_type: {LINES_TYPES[column['kind']]}"
-    return [name, data_type, description, *_constraints(must), *_tests(allowed)]
+    return [name, data_type, description, *_constraints(must)]
+
+
+def _allowed_in_lines(column: dict[str, Any]) -> list[str] | str | None:
+    if column.get("mart_allowed_values") == "billing_formats":
+        return "{{ billing_formats() }}"
+    return column.get("allowed_values")
+
+
+def _lines_values(column: dict[str, Any]) -> list[str]:
+    return _accepted(column["name"], _allowed_in_lines(column))
 
 
 def _mart(column: dict[str, Any]) -> list[str]:
@@ -141,7 +146,11 @@ def _mart(column: dict[str, Any]) -> list[str]:
         f"  data_type: {WAREHOUSE_TYPES[column['kind']]}",
         f"  description: '{{{{ doc(\"{column.get('mart_doc', 'focus__' + name)}\") }}}}'",
     ]
-    return lines + _constraints(bool(column.get("not_null"))) + _tests(_allowed_in_mart(column))
+    return lines + _constraints(bool(column.get("not_null")))
+
+
+def _mart_values(column: dict[str, Any]) -> list[str]:
+    return _accepted(column["name"], _allowed_in_mart(column))
 
 
 def _landed(column: dict[str, Any]) -> list[str]:
@@ -187,6 +196,9 @@ PROFILES: dict[str, tuple[Callable[[], list[dict[str, Any]]], Callable[[dict[str
     "landed": (lambda: _focus_only() + SPEC["focus_1_3"], _landed),
     "staged": (lambda: _focus_only() + SPEC["focus_1_3"], _part),
     "mart_1_3": (_columns_1_3, _mart),
+    "lines_values": (_columns, _lines_values),
+    "mart_values": (_columns, _mart_values),
+    "mart_1_3_values": (_columns_1_3, _mart_values),
 } | {
     f"{prefix}_{stage}": (_dataset(key), entry(prefix))
     for prefix, key in DATASETS.items()

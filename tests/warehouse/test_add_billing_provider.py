@@ -113,9 +113,9 @@ models:
   - name: stg_toy_cloud__charges
     description: "Toy Cloud usage rows, renamed. Grain: one row per machine-hour billed."
     data_tests:
-      - unique_combination:
+      - column_values:
           arguments:
-            columns: [load_id, source_row]
+            grain: [load_id, source_row]
     columns:
       - {name: account_id, description: Toy Cloud account.}
       - {name: machine_id, description: The machine billed.}
@@ -205,9 +205,9 @@ models:
 - name: int_billing__toy_focus_lines
   description: 'Toy Cloud usage rows in FOCUS 1.2 columns. Grain: one row per machine-hour billed.'
   data_tests:
-  - unique_combination:
+  - column_values:
       arguments:
-        columns: [x_Source, x_LoadId, x_SourceRow, ChargePeriodStart, ChargeCategory]
+        grain: [x_Source, x_LoadId, x_SourceRow, ChargePeriodStart, ChargeCategory]
   columns:
   # >>> focus columns: part
   # <<< focus columns

@@ -31,18 +31,27 @@ def test_every_published_model_and_column_is_documented(warehouse: Path):
     assert not missing, missing[:40]
 
 
+def _not_null_tested(test_metadata: dict, column_name: str | None) -> list[str]:
+    """The columns a data test checks for nulls: dbt's not_null, or the not_null of column_values."""
+    if test_metadata.get("name") == "not_null":
+        return [column_name]
+    if test_metadata.get("name") == "column_values":
+        return list(test_metadata["kwargs"].get("not_null", []))
+    return []
+
+
 def test_not_null_columns_of_tables_are_constraints_the_warehouse_keeps(warehouse: Path):
     """A table's not-null column is a constraint of its enforced contract (DuckDB checks it as it writes),
-    not a not_null data test (a dbt node that reads the table again); the published copy keeps it."""
+    not a not_null data test or rule (a dbt node that reads the table again); the published copy keeps it."""
     manifest = json.loads((warehouse.parent / "dbt" / "target" / "manifest.json").read_text())
     nodes = manifest["nodes"]
     tested = sorted(
-        f"{nodes[test['attached_node']]['name']}.{test['column_name']}"
+        f"{nodes[test['attached_node']]['name']}.{column}"
         for test in nodes.values()
         if test["resource_type"] == "test"
-        and test.get("test_metadata", {}).get("name") == "not_null"
         and not test["config"].get("where")  # a condition no constraint can state
-        and nodes[test["attached_node"]]["config"]["materialized"] == "table"
+        and nodes.get(test.get("attached_node"), {}).get("config", {}).get("materialized") == "table"
+        for column in _not_null_tested(test.get("test_metadata") or {}, test.get("column_name"))
     )
     assert not tested, f"not_null data tests on tables (make them contract constraints): {tested}"
     constrained = {
