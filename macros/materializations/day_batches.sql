@@ -7,50 +7,69 @@
     Config:
     - batch_time_column: the model's own time column, which places each row in a batch's window: a
       timestamptz, or with batch_time_type='date' a UTC day (its value is that day's midnight);
-    - batch_input / batch_input_day: the model (by name, one the model reads through its refs) over
-      landed rows, with their `load_id`, and its UTC day column: the days that need building are
-      that model's, and its rows per day size the batches;
+    - batch_input: the model (by name, one the model reads through its refs) whose days need
+      building, and whose rows per day size the batches: either a model over landed rows, with their
+      `load_id`, whose UTC day column is batch_input_day; or another day_batches model (its days:
+      those of its batch_time_column; no batch_input_day);
     - batch_rows: a batch takes consecutive days while their input rows stay within this (one day at
       least); batch_lookback_hours: each batch re-reads from the newest value held before its first
-      day minus this.
-    The days built: every input day on a full build; else the days after the newest held day, and
-    the held days re-opened since this model's previous build: the days of the input's rows whose
-    load the manifest records as loaded after that build started (late data; a restated bill
-    re-opens its month's days, not the year; a day that only the replaced load had, and the new
-    one has not, is not re-opened). Every build records the days it rewrote, and when (its start),
-    in build_state.rewritten_days; the newest record is the previous build's start.
+      day minus this; without it, a batch's window is its days exactly (a model whose rows need
+      their own day's input only).
+    The days built: every input day on a full build (and on a build without a record of this
+    model's previous one: an existing table built otherwise); else the input's days after the
+    newest held day, and the held days re-opened since this model's previous build:
+    - over landed rows: the days of the input's rows whose load the manifest records as loaded
+      after that build started (late data; a restated bill re-opens its month's days, not the
+      year; a day that only the replaced load had, and the new one has not, is not re-opened);
+    - over a day_batches model: the days that model rewrote after this model's previous build
+      started (its records in build_state.rewritten_days), so that late data re-opens the same
+      days all the way down a chain of day_batches models; a day it rewrote and no longer has is
+      rebuilt too (emptied).
+    Every build records the days it rewrote, and when (its start), in build_state.rewritten_days,
+    with its last batch; the newest record is the previous build's start. A build stopped before
+    its last batch leaves no record: the next one re-opens all it would have.
     Consecutive days form a batch. Batch k rewrites the window [start, end): start is the newest
-    value held before its first day minus the lookback (unbounded when nothing is held before it),
-    end the UTC midnight after its last day; every row held in the window is deleted and the
-    model's rows in it are inserted. A batch of re-opened days followed by held days reads a day
-    past its end, for its last rows' values that need the input after them (a counter's next
-    reading). So a build with one more day runs one batch, a small fleet's month is one batch, and a
-    load for one old day rewrites that day. Each batch commits.
+    value held before its first day minus the lookback (unbounded when nothing is held before it;
+    the first day's midnight without a lookback), end the UTC midnight after its last day; every
+    row held in the window is deleted and the model's rows in it are inserted. With a lookback, a
+    batch of re-opened days followed by held days reads a day past its end, for its last rows'
+    values that need the input after them (a counter's next reading). So a build with one more day
+    runs one batch, a small fleet's month is one batch, and a load for one old day rewrites that
+    day. Each batch commits.
 -#}
 {% materialization day_batches, adapter='duckdb' %}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set existing_relation = load_cached_relation(this) -%}
-    {%- set full_refresh = should_full_refresh() or existing_relation is none or existing_relation.is_view -%}
     {%- set time_column = config.require('batch_time_column') -%}
     {%- set input_node = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
         | selectattr('name', 'equalto', config.require('batch_input')) | first -%}
     {%- set input_relation = input_node.relation_name -%}
-    {%- set input_day = config.require('batch_input_day') -%}
+    {%- set input_is_batched = input_node.config.materialized == 'day_batches' -%}
+    {#- a day_batches input's day: the UTC day of its own time column -#}
+    {%- set input_day = utc_date(
+        "timezone('UTC', cast(" ~ input_node.config.batch_time_column ~ " as timestamp))"
+        if input_node.config.batch_time_type == 'date' else input_node.config.batch_time_column
+    ) if input_is_batched else config.require('batch_input_day') -%}
     {%- set batch_rows = config.require('batch_rows') | int -%}
-    {%- set lookback_hours = config.require('batch_lookback_hours') | int -%}
+    {%- set lookback_hours = config.get('batch_lookback_hours') -%}
     {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
     {%- set temp_relation = make_temp_relation(target_relation) -%}
     {%- set ledger = 'build_state.rewritten_days' -%}
 
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
     {{ run_hooks(pre_hooks, inside_transaction=True) }}
-    {%- if full_refresh and existing_relation is not none %}
-        {% do adapter.drop_relation(existing_relation) %}
-    {%- endif %}
     {%- do run_query('create schema if not exists build_state') -%}
     {%- do run_query('create table if not exists ' ~ ledger
         ~ ' (model varchar not null, day date not null, rewritten_at timestamptz not null)') -%}
     {%- set built_at = run_query('select now()').rows[0][0] -%}
+    {%- set previous_build = run_query(
+        'select max(rewritten_at) from ' ~ ledger ~ " where model = '" ~ this.identifier ~ "'"
+    ).rows[0][0] -%}
+    {%- set full_refresh = should_full_refresh() or existing_relation is none or existing_relation.is_view
+        or previous_build is none -%}
+    {%- if full_refresh and existing_relation is not none %}
+        {% do adapter.drop_relation(existing_relation) %}
+    {%- endif %}
 
     {#- a row's time, as a timestamptz -#}
     {%- set row_time = "timezone('UTC', cast(" ~ time_column ~ " as timestamp))"
@@ -58,30 +77,42 @@
     {%- set newest_day = none if full_refresh else run_query(
         "select cast(timezone('UTC', max(" ~ row_time ~ ")) as date) from " ~ target_relation
     ).rows[0][0] -%}
-    {%- set previous_build = none if full_refresh else run_query(
-        'select max(rewritten_at) from ' ~ ledger ~ " where model = '" ~ this.identifier ~ "'"
-    ).rows[0][0] -%}
-    {#- the loads landed since this model's previous build (none without a record of it) -#}
-    {%- set manifest_node = graph.sources['source.gpu_ledger.ingest.ingest_manifest'] -%}
-    {%- set manifest = adapter.get_relation(database=manifest_node.database, schema=manifest_node.schema,
-        identifier=manifest_node.identifier) -%}
-    {%- set new_loads = [] if previous_build is none or newest_day is none or manifest is none else run_query(
-        'select load_id from ' ~ manifest ~ " where status = 'loaded' and loaded_at > '"
-        ~ previous_build.isoformat() ~ "'::timestamptz order by 1"
-    ).columns[0].values() -%}
-    {#- the held days they touch (the loads as a literal list, which lets DuckDB skip every landed
-        file of another load by its statistics: a file holds one load's rows) -#}
-    {%- set reopened = [] if not new_loads else run_query(
-        'select distinct ' ~ input_day ~ ' from ' ~ input_relation ~ " where load_id in ('"
-        ~ new_loads | map('replace', "'", "''") | join("', '") ~ "') and " ~ input_day ~ " <= date '"
-        ~ newest_day.isoformat() ~ "'"
-    ).columns[0].values() -%}
+    {#- the held days re-opened -#}
+    {%- if newest_day is none -%}
+        {%- set reopened = [] -%}
+    {%- elif input_is_batched -%}
+        {#- the days a day_batches input rewrote since this model's previous build -#}
+        {%- set reopened = run_query(
+            'select day from ' ~ ledger ~ " where model = '" ~ input_node.alias ~ "' and rewritten_at > '"
+            ~ previous_build.isoformat() ~ "'::timestamptz and day <= date '" ~ newest_day.isoformat()
+            ~ "' order by 1"
+        ).columns[0].values() -%}
+    {%- else -%}
+        {#- the days of the loads landed since this model's previous build (the loads as a literal
+            list, which lets DuckDB skip every landed file of another load by its statistics: a file
+            holds one load's rows) -#}
+        {%- set manifest_node = graph.sources['source.gpu_ledger.ingest.ingest_manifest'] -%}
+        {%- set manifest = adapter.get_relation(database=manifest_node.database, schema=manifest_node.schema,
+            identifier=manifest_node.identifier) -%}
+        {%- set new_loads = [] if manifest is none else run_query(
+            'select load_id from ' ~ manifest ~ " where status = 'loaded' and loaded_at > '"
+            ~ previous_build.isoformat() ~ "'::timestamptz order by 1"
+        ).columns[0].values() -%}
+        {%- set reopened = [] if not new_loads else run_query(
+            'select distinct ' ~ input_day ~ ' from ' ~ input_relation ~ " where load_id in ('"
+            ~ new_loads | map('replace', "'", "''") | join("', '") ~ "') and " ~ input_day ~ " <= date '"
+            ~ newest_day.isoformat() ~ "'"
+        ).columns[0].values() -%}
+    {%- endif -%}
+    {#- the days to build and their input rows; a re-opened day without any is built (emptied) too -#}
+    {%- set reopened_list = "date '" ~ reopened | map('string') | join("', date '") ~ "'" -%}
     {%- set input_days = run_query(
-        'select ' ~ input_day ~ ', count(*) from ' ~ input_relation
+        'select day, sum(input_rows) from (select ' ~ input_day ~ ' as day, count(*) as input_rows from '
+        ~ input_relation
         ~ ('' if newest_day is none else " where " ~ input_day ~ " > date '" ~ newest_day.isoformat() ~ "'"
-            ~ (" or " ~ input_day ~ " in (date '" ~ reopened | map('string') | join("', date '") ~ "')"
-                if reopened else ''))
-        ~ ' group by 1 order by 1'
+            ~ (" or " ~ input_day ~ " in (" ~ reopened_list ~ ")" if reopened else ''))
+        ~ ' group by 1' ~ (' union all select unnest([' ~ reopened_list ~ ']), 0' if reopened else '')
+        ~ ') as days group by 1 order by 1'
     ).rows -%}
     {#- batches of consecutive days, each within batch_rows (one day at least): [first day, last day] -#}
     {%- set first_days, last_days = [], [] -%}
@@ -105,22 +136,32 @@
         {%- do last_days.append(after_newest) -%}
     {%- endif -%}
 
+    {%- set rewritten = [] -%}
     {%- for first_day, last_day in zip(first_days, last_days) %}
         {%- set end = last_day + modules.datetime.timedelta(days=1) -%}
         {%- set end_sql = "timezone('UTC', timestamp '" ~ end.isoformat() ~ "')" -%}
         {%- set read_end = end + modules.datetime.timedelta(days=1)
-            if newest_day is not none and last_day < newest_day else end -%}
-        {%- set start_sql = 'null' if full_refresh and loop.first else (
-            'select max(' ~ row_time ~ ') - interval ' ~ lookback_hours ~ ' hour from ' ~ target_relation
-            ~ ' where ' ~ row_time ~ " < timezone('UTC', timestamp '" ~ first_day.isoformat() ~ "')") -%}
+            if lookback_hours is not none and newest_day is not none and last_day < newest_day else end -%}
+        {%- set first_day_sql = "timezone('UTC', timestamp '" ~ first_day.isoformat() ~ "')" -%}
+        {%- if full_refresh and loop.first -%}
+            {%- set start_sql = 'null' -%}
+        {%- elif lookback_hours is none -%}
+            {%- set start_sql = 'select ' ~ first_day_sql -%}
+        {%- else -%}
+            {%- set start_sql = 'select max(' ~ row_time ~ ') - interval ' ~ lookback_hours ~ ' hour from '
+                ~ target_relation ~ ' where ' ~ row_time ~ ' < ' ~ first_day_sql -%}
+        {%- endif -%}
         {%- do run_query('set variable gpu_ledger_batch_start = (' ~ start_sql ~ ')') -%}
         {%- do run_query(
             "set variable gpu_ledger_batch_end = timezone('UTC', timestamp '" ~ read_end.isoformat() ~ "')"
         ) -%}
         {{ log(this.identifier ~ ': batch ' ~ loop.index ~ ' of ' ~ first_days | length ~ ', up to ' ~ end.isoformat(), info=True) }}
         {%- set start = "coalesce(getvariable('gpu_ledger_batch_start'), '-infinity'::timestamptz)" -%}
-        {%- set first_rewritten = "coalesce(cast(timezone('UTC', cast(getvariable('gpu_ledger_batch_start')"
-            ~ " as timestamptz)) as date), date '" ~ first_day.isoformat() ~ "')" -%}
+        {#- the days this batch rewrites: from its window's start (the newest held day's, or its first) -#}
+        {%- do rewritten.append([run_query(
+            "select coalesce(cast(timezone('UTC', cast(getvariable('gpu_ledger_batch_start') as timestamptz))"
+            ~ " as date), date '" ~ first_day.isoformat() ~ "')"
+        ).rows[0][0], last_day]) -%}
         {%- if full_refresh and loop.first %}
             {% call statement('main') -%}
                 {{ create_table_as(False, target_relation, compiled_code) }}
@@ -139,15 +180,21 @@
             {%- endcall %}
             {% do adapter.drop_relation(temp_relation) %}
         {%- endif %}
-        {#- the days rewritten: from the window's start (the newest held day's, or this batch's first) -#}
-        {%- do run_query(
-            'delete from ' ~ ledger ~ " where model = '" ~ this.identifier ~ "'"
-            ~ ('' if full_refresh and loop.first else ' and day >= ' ~ first_rewritten ~ " and day <= date '" ~ last_day.isoformat() ~ "'")
-            ~ '; insert into ' ~ ledger ~ " select '" ~ this.identifier ~ "', cast(day as date), '"
-            ~ built_at.isoformat() ~ "'::timestamptz from generate_series(" ~ first_rewritten ~ ", date '"
-            ~ last_day.isoformat() ~ "', interval 1 day) as days(day)"
-        ) -%}
         {%- if loop.last %}
+            {#- the build's record, with its last batch: a build stopped before it has none, and the
+                next one re-opens what this one would have -#}
+            {%- set ranges, series = [], [] -%}
+            {%- for first_rewritten, last_rewritten in rewritten -%}
+                {%- do ranges.append("day between date '" ~ first_rewritten ~ "' and date '" ~ last_rewritten ~ "'") -%}
+                {%- do series.append("select unnest(generate_series(date '" ~ first_rewritten ~ "', date '"
+                    ~ last_rewritten ~ "', interval 1 day)) as day") -%}
+            {%- endfor -%}
+            {%- do run_query(
+                'delete from ' ~ ledger ~ " where model = '" ~ this.identifier ~ "'"
+                ~ ('' if full_refresh else ' and (' ~ ranges | join(' or ') ~ ')')
+                ~ '; insert into ' ~ ledger ~ " select distinct '" ~ this.identifier ~ "', cast(day as date), '"
+                ~ built_at.isoformat() ~ "'::timestamptz from (" ~ series | join(' union all ') ~ ') as days'
+            ) -%}
             {%- do run_query('reset variable gpu_ledger_batch_start; reset variable gpu_ledger_batch_end') -%}
             {% do persist_docs(target_relation, model) %}
             {{ run_hooks(post_hooks, inside_transaction=True) }}
@@ -162,11 +209,11 @@
 
 {#-
     The condition that keeps a day_batches model to its batch: `time_column` in [start, end) and,
-    so that DuckDB skips the landed files of other days, `day_column` in those UTC days. Outside a
-    batch (a dbt unit test, `dbt show`) both bounds are open. Spark builds the model as a table in
-    one statement: no bounds.
+    so that DuckDB skips the landed files of other days, `day_column` (where given: landed rows) in
+    those UTC days. Outside a batch (a dbt unit test, `dbt show`) both bounds are open. Spark builds
+    the model as a table in one statement: no bounds.
 -#}
-{% macro batch_window(time_column, day_column) -%}
+{% macro batch_window(time_column, day_column=none) -%}
     {{ return(adapter.dispatch('batch_window', 'gpu_ledger')(time_column, day_column)) }}
 {%- endmacro %}
 
@@ -175,8 +222,10 @@
     {%- set end = "coalesce(getvariable('gpu_ledger_batch_end'), 'infinity'::timestamptz)" -%}
     {{ time_column }} >= {{ start }}
     and {{ time_column }} < {{ end }}
+    {%- if day_column %}
     and {{ day_column }} >= {{ utc_date(start) }}
     and {{ day_column }} < {{ utc_date(end) }}
+    {%- endif %}
 {%- endmacro %}
 
 {% macro spark__batch_window(time_column, day_column) -%}

@@ -2,14 +2,28 @@
 {#-
     Measured usage per GPU and per MIG slice per hour, summed from the one pass over the samples
     (int_telemetry__hour_parts, where the rules are): the whole-GPU row adds up the GPU's parts of
-    the hour (its low-run pieces and the rest), a slice's row is its slice part. Rebuilt whole on
-    every build: it reads hours, not samples.
+    the hour (its low-run pieces and the rest), a slice's row is its slice part.
+    Incremental by day (materialization day_batches over int_telemetry__hour_parts): an hour's row
+    needs that hour's parts only, so a build rewrites exactly the days the one pass rewrote since
+    this model's previous build (late samples re-open their day here too) and the days after the
+    newest held, in batches of at most `telemetry_batch_samples` hour-part rows.
 #}
+{{
+    config(
+        materialized=incremental_materialization(),
+        batch_time_column='hour_start',
+        batch_input='int_telemetry__hour_parts',
+        batch_rows=var('telemetry_batch_samples'),
+        on_schema_change='append_new_columns',
+    )
+}}
 
 with
 
+-- within a batch, the batch's days only
 parts as (
     select * from {{ ref('int_telemetry__hour_parts') }}
+    where {{ batch_window('hour_start') }}
 ),
 
 gpu_hours as (
