@@ -33,7 +33,7 @@ from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
 from gpu_ledger.ingest.store import RawStore
 from gpu_ledger.project import PROJECT_DIR
-from tests.terminal import at_terminal
+from tests.terminal import REPO, at_terminal
 from tests.terminal import gpu_ledger as cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.minutes(8)]
@@ -122,28 +122,6 @@ def test_a_reader_of_the_published_warehouse_does_not_block_a_build(home_copy: P
         assert reader.sql("select count(*) from reference.gpu_models").fetchall()[0][0] > 0
 
 
-def test_a_new_relative_home_builds_on_the_parse_and_docs_saved_by_another_homes_build(
-    built_home: Path, tmp_path: Path, monkeypatch
-):
-    """`make demo` uses the default ./.gpu-ledger: a relative home must work as well as an absolute one.
-    Its first build parses only what changed since the parse the last build on this machine saved
-    (`built_home`'s, in the test run's own XDG_CACHE_HOME)."""
-    assert saved_parse(PROJECT_DIR).is_file()
-    assert str(saved_parse(PROJECT_DIR)).startswith(os.environ["XDG_CACHE_HOME"])
-    monkeypatch.chdir(tmp_path)
-    result = build(Home(Path(".gpu-ledger")))
-    assert result.success, result.output[-2000:]
-    assert (tmp_path / ".gpu-ledger" / "warehouse.duckdb").exists()
-    assert "Unable to do partial parsing" not in result.output, "the new home parsed the project afresh"
-    # and its docs site is the one the other home's build saved: no dbt docs generate of its own
-    assert (
-        saved_docs((Path(".gpu-ledger") / "docs.html.project").read_text()).read_bytes()
-        == (Path(".gpu-ledger") / "docs.html").read_bytes()
-    )
-    log = (Path(".gpu-ledger") / "dbt" / "logs" / "dbt.log").read_text()
-    assert "'invocation_command': 'dbt build" in log and "'invocation_command': 'dbt docs" not in log
-
-
 def test_a_build_with_nothing_new_does_nothing_and_says_so(
     home_copy: Path, tmp_path: Path, monkeypatch, capsys
 ):
@@ -217,14 +195,25 @@ def test_a_new_load_an_edited_project_file_or_other_vars_are_new_inputs(tmp_path
 
 
 def test_the_build_shows_its_progress_and_a_summary_and_a_selected_build_publishes_a_whole_warehouse(
-    tmp_path: Path,
+    built_home: Path, tmp_path: Path
 ):
-    """Through the real entry point at a terminal: a live line while dbt runs (nodes done of the total,
-    time), then one summary line; with --select, only the nodes selected are rebuilt, and the warehouse
-    published holds every mart (the rest as the last build left them); --quiet draws no progress."""
+    """Through the real entry point at a terminal, in a new home given by a relative path (`make demo`'s
+    ./.gpu-ledger is one): a live line while dbt runs (nodes done of the total, time), then one summary
+    line. The first build parses only what changed since the parse the last build on this machine saved
+    (`built_home`'s, in the test run's own XDG_CACHE_HOME) and takes the docs site it saved. With
+    --select, only the nodes selected are rebuilt, and the warehouse published holds every mart (the
+    rest as the last build left them); --quiet draws no progress."""
+    assert str(saved_parse(PROJECT_DIR)).startswith(os.environ["XDG_CACHE_HOME"])
     home = tmp_path / "home"
-    code, screen = at_terminal("build", "--home", str(home), columns=140, timeout_s=900)
+    relative = os.path.relpath(home, REPO)  # at_terminal runs the command in the repository
+    code, screen = at_terminal("build", "--home", relative, columns=140, timeout_s=900)
     assert code == 0, screen[-3000:]
+    log = (home / "dbt" / "logs" / "dbt.log").read_text()
+    assert "Unable to do partial parsing" not in log, "the new home parsed the project afresh"
+    assert "'invocation_command': 'dbt build" in log and "'invocation_command': 'dbt docs" not in log
+    assert (
+        saved_docs((home / "docs.html.project").read_text()).read_bytes() == (home / "docs.html").read_bytes()
+    )
     assert "Nothing landed yet in" in screen  # and it builds empty marts all the same
     done = [(int(a), int(b)) for a, b in re.findall(r"(\d+)/(\d+)", screen)]
     assert done and max(total for _, total in done) > 300, screen[-3000:]  # seeds, models, data tests
