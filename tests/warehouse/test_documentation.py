@@ -78,3 +78,11 @@ def test_the_build_logs_no_dbt_warning(warehouse: Path):
     log = (warehouse.parent / "dbt" / "logs" / "dbt.log").read_text()
     warnings = [line for line in log.splitlines() if "[warn ]" in line]
     assert warnings == []
+
+
+def test_the_build_logs_dbt_at_info_level(warehouse: Path):
+    """dbt's log file keeps each node's result, not every statement's SQL (formatting those lines was a
+    tenth of a build's CPU): `gpu-ledger build` runs dbt with its file log at info level."""
+    log = (warehouse.parent / "dbt" / "logs" / "dbt.log").read_text()
+    assert "[info ]" in log
+    assert "[debug]" not in log

@@ -252,8 +252,15 @@ def parsing_ahead(home: Home, project_dir: Path = PROJECT_DIR) -> Iterator[subpr
 def _dbt(
     home: Home, database: Path, logs: Path, project_dir: Path, arguments: list[str]
 ) -> tuple[list[str], dict[str, str]]:
-    """dbt's arguments and environment to run in `database`'s folder (see `run_dbt`)."""
+    """dbt's arguments and environment to run in `database`'s folder (see `run_dbt`).
+
+    dbt's log file (`<home>/dbt/logs/dbt.log`) is kept at info level: each node's result, warnings and
+    errors, as the console shows them. At dbt's default, debug, it takes every statement's SQL and
+    three lines around it, some 50,000 lines for a build: formatting them is a tenth of a build's CPU
+    with no data. DBT_LOG_LEVEL_FILE=debug in the environment keeps them (each node's SQL is also in
+    `<home>/dbt/target/run/`)."""
     env = {
+        "DBT_LOG_LEVEL_FILE": "info",
         **os.environ,
         "GPU_LEDGER_BUILD_DB": database.name,
         "GPU_LEDGER_LANDED_DB": os.path.relpath(home.raw_db, database.parent),
