@@ -40,13 +40,19 @@ class LoadContext:
     notes: list[str] = field(default_factory=list)  # what the user should know about how it was read
     nan_readings_dropped: int = 0  # telemetry samples whose value was NaN (no reading), not landed
 
-    def land(self, table: str, frame: pl.DataFrame | duckdb.DuckDBPyRelation, *, count: bool = True) -> None:
-        """Land `frame` as rows of raw.<table>, stamped with this load's id (they count once it commits)."""
-        if isinstance(frame, pl.DataFrame):
-            stamped = frame.with_columns(pl.lit(self.load_id).alias("_load_id"))
-        else:
-            stamped = self.store.con.sql("select *, $id as _load_id from frame", params={"id": self.load_id})
-        n = self.store.land(table, stamped, self.load_id)
+    def land(
+        self,
+        table: str,
+        frame: pl.DataFrame | duckdb.DuckDBPyRelation,
+        *,
+        count: bool = True,
+        span: tuple[datetime | None, datetime | None] | None = None,
+    ) -> None:
+        """Land `frame` as rows of raw.<table>, stamped with this load's id (they count once it commits).
+
+        `span`: for a table partitioned by time, the rows' first and last time where the caller knows them.
+        """
+        n = self.store.land(table, frame, self.load_id, span)
         self.tables.add(table)
         if count:
             self.rows += n

@@ -143,17 +143,26 @@ class RawStore:
         replaced, arriving once more, is settled too, so that re-ingesting an unchanged folder adds
         no manifest row.
         """
-        rows = self.con.sql(
-            f"""
-            select count(*) from {MANIFEST} m
-            where m.sha256 = $h and m.observed_at is not distinct from $o and (
-                m.status in ('loaded', 'superseded')
-                or (m.status = 'replaced' and m.scope is not null and exists (
-                    select 1 from {MANIFEST} n
-                    where n.scope = m.scope and n.status = 'loaded'
-                      and coalesce(n.version, '') > coalesce(m.version, ''))))
-            """,
-            params={"h": sha256, "o": observed_at},
+        # two plain lookups, not one query with a correlated subquery: every file asks, and that query's
+        # planning cost several times these
+        entries = self.con.execute(
+            f"select status, scope, version from {MANIFEST} "
+            "where sha256 = $h and observed_at is not distinct from $o",
+            {"h": sha256, "o": observed_at},
+        ).fetchall()
+        if any(status in ("loaded", "superseded") for status, _, _ in entries):
+            return True
+        return any(
+            status == "replaced" and scope is not None and self._newer_loaded(scope, version)
+            for status, scope, version in entries
+        )
+
+    def _newer_loaded(self, scope: str, version: str | None) -> bool:
+        """A delivery of `scope` newer than `version` is loaded."""
+        rows = self.con.execute(
+            f"select count(*) from {MANIFEST} "
+            "where scope = $s and status = 'loaded' and coalesce(version, '') > coalesce($v, '')",
+            {"s": scope, "v": version},
         ).fetchall()
         return rows[0][0] > 0
 
@@ -167,39 +176,49 @@ class RawStore:
     def loads(self, *, path: str | None = None, scope: str | None = None) -> list[dict]:
         """Loaded (current) entries for a file path or a restatement scope."""
         column, value = ("path", path) if path is not None else ("scope", scope)
-        frame = self.con.sql(
+        rows = self.con.execute(
             f"select load_id, path, tables, version from {MANIFEST} "
             f"where {column} = $v and status = 'loaded'",
-            params={"v": value},
-        ).pl()
-        return frame.to_dicts()
+            {"v": value},
+        ).fetchall()
+        return [dict(zip(("load_id", "path", "tables", "version"), row, strict=True)) for row in rows]
 
     def record(self, **entry: object) -> None:
         entry.setdefault("loaded_at", datetime.now(UTC))
         values = ", ".join(f"${name}" for name in entry)
-        self.con.sql(f"insert into {MANIFEST} ({', '.join(entry)}) values ({values})", params=entry)
+        self.con.execute(f"insert into {MANIFEST} ({', '.join(entry)}) values ({values})", entry)
 
     def set_status(self, load_id: str, status: str) -> None:
-        self.con.sql(
-            f"update {MANIFEST} set status = $s where load_id = $id", params={"s": status, "id": load_id}
+        self.con.execute(
+            f"update {MANIFEST} set status = $s where load_id = $id", {"s": status, "id": load_id}
         )
 
     def manifest(self) -> pl.DataFrame:
         return self.con.sql(f"select * from {MANIFEST} order by loaded_at, path").pl()
 
     # ------------------------------------------------------------------ data
-    def land(self, table: str, incoming: pl.DataFrame | duckdb.DuckDBPyRelation, load_id: str) -> int:
-        """Write rows of `load_id` for `table` as Parquet under the load's pending folder; returns the rows.
+    def land(
+        self,
+        table: str,
+        incoming: pl.DataFrame | duckdb.DuckDBPyRelation,
+        load_id: str,
+        span: tuple[datetime | None, datetime | None] | None = None,
+    ) -> int:
+        """Write rows of `load_id`, each stamped with it as `_load_id`, for `table` as Parquet under the
+        load's pending folder; returns the rows.
 
         They count once `place_load` has moved them in and the load's manifest row is committed.
         Columns of no type (all null) are written as text, so that every engine reads one type.
+        `span`: for a partitioned table, the first and last time of the rows where the caller knows them.
         """
-        shape = self.con.sql("select * from incoming limit 0")
-        quoted = ['"' + name.replace('"', '""') + '"' for name in shape.columns]
+        if not isinstance(incoming, duckdb.DuckDBPyRelation):
+            incoming = self.con.sql("select * from incoming")
+        quoted = ['"' + name.replace('"', '""') + '"' for name in incoming.columns]
         columns = ", ".join(
             f"cast({q} as varchar) as {q}" if str(dtype) == '"NULL"' else q
-            for q, dtype in zip(quoted, shape.types, strict=True)
+            for q, dtype in zip(quoted, incoming.types, strict=True)
         )
+        columns += f", '{load_id}' as _load_id"
         n = self._written.get(load_id, 0)
         self._written[load_id] = n + 1
         target = self.pending / load_id / table
@@ -210,8 +229,10 @@ class RawStore:
             expression = f"cast({time_column} at time zone 'UTC' as date)"
             # the first and last time (an aggregate, no time zone work per row) say whether the rows
             # lie in one day, as those of most loads do
-            span = f"select min({time_column}), max({time_column}) from incoming"
-            first, last = self.con.sql(span).fetchall()[0]
+            if span is None:
+                span = self.con.sql(f"select min({time_column}), max({time_column}) from incoming").fetchall()
+                span = span[0]
+            first, last = span
             days = {_utc_day(first), _utc_day(last)} if first is not None else set()
             if len(days) == 1:  # one file into its one partition, without partitioning rows
                 target = target / f"{column}={days.pop()}"
@@ -243,6 +264,8 @@ class RawStore:
 
         `replaced`: manifest entries (load_id, tables) of the loads this one took the place of.
         """
+        if not replaced:
+            return
         tables = set()
         for old in replaced:
             self._delete_files({old["load_id"]}, old["tables"] or [])
@@ -280,7 +303,7 @@ class RawStore:
         # duckdb_views(), not information_schema: a third of the planning, and every load asks
         views = {
             r[0]
-            for r in self.con.sql(
+            for r in self.con.execute(
                 "select view_name from duckdb_views() where schema_name = 'raw' and not temporary"
             ).fetchall()
         }

@@ -18,6 +18,7 @@ checks, same day partitions). Every other metric lands with the DCGM series, as 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import duckdb
@@ -159,47 +160,107 @@ def land_series(
     `ordered`: the format has checked that each series' times strictly increase.
     """
     con = ctx.store.con
-    _stage(
-        con,
-        con.sql("select 0 as file_no, series_no, labels from series"),
-        con.sql(f"select 0 as file_no, series_no, ts, value from ({samples.sql_query()})"),
-    )
+    _stage_series(con, con.sql("select 0 as file_no, series_no, labels from series"))
+    # the samples once, narrow: the checks and the write read this table (`samples` must read tables
+    # of this connection, not Python objects)
+    con.sql(f"""
+        create or replace temp table _samples as
+        select s.series_id, p.file_no, p.series_no, cast(p.ts as timestamptz) as ts, p.value
+        from (select 0 as file_no, series_no, ts, value from ({samples.sql_query()})) p
+        join _series s using (file_no, series_no)
+        where p.value is not null and not ({_blank("p.value")})
+    """)
     if con.sql("select count(*) from _series where metric is null").fetchall()[0][0]:
         raise ctx.error("a series has no metric name", column="__name__", expected="a DCGM metric name")
-    _drop_nan({0: ctx})
+    nan = con.sql("select count(*) from _samples where isnan(value)").fetchall()[0][0]
+    if nan:
+        con.sql("delete from _samples where isnan(value)")
+        _note_nan(ctx, nan)
     _check(ctx, ordered=ordered)
-    _land_staged({0: ctx})
+    _land_staged({0: ctx}, _samples_of)
+    con.sql("drop table _samples")
+    con.sql("drop table _series")
 
 
 def land_batch(
-    files: dict[int, LoadContext],
-    series: duckdb.DuckDBPyRelation,
-    samples: duckdb.DuckDBPyRelation,
-    *,
-    ordered: bool = False,
+    files: dict[int, LoadContext], series: duckdb.DuckDBPyRelation, points: duckdb.DuckDBPyRelation
 ) -> list[LoadContext]:
-    """Land several files' series (file_no, series_no, labels) and samples (file_no, series_no, ts, value)
-    with one statement per step for all of them: `files` maps each file_no to its file.
+    """Land several files' series (file_no, series_no, labels) and their points (file_no, series_no, t,
+    value: each series' times in Unix seconds, strictly increasing, and its values, as two lists) with
+    one statement per step for all of them: `files` maps each file_no to its file.
 
-    Returns the files with any problem, unlanded: the caller loads each of those alone
-    (`land_series`), which names its first problem as a file's rejection always has.
+    The points stay in their lists: one grouped pass over them checks every series (as `_check` would,
+    after the blanks and NaN are dropped) and finds each file's first and last time, and each file's
+    write unnests its own series' lists. Returns the files with any problem, unlanded: the caller loads
+    each of those alone (`land_series`), which names its first problem as a file's rejection always has.
     """
     con = next(iter(files.values())).store.con
-    _stage(con, series, samples)
-    bad = _unsound_files(con, ordered=ordered)
-    if bad:
-        listed = ", ".join(str(no) for no in sorted(bad))
-        con.sql(f"delete from _series where file_no in ({listed})")
-        con.sql(f"delete from _samples where file_no in ({listed})")
-    _drop_nan(files)
-    _land_staged({no: ctx for no, ctx in files.items() if no not in bad})
+    _stage_series(con, series)
+    window = {"lo": EARLIEST_SAMPLE, "hi": datetime.now(UTC) + LATEST_AHEAD}
+    points_sql = points.sql_query()
+    unnested = f"select file_no, series_no, unnest(t) as t, unnest(value) as value from ({points_sql})"
+    checked = con.sql(
+        f"""
+        with ranges(rank, metric, low, high) as (values {_ranges()}),
+        samples as (
+            select file_no, series_no, to_timestamp(t) as ts, value from ({unnested})
+            where value is not null and not ({_blank("value")})
+        ),
+        per_series as (
+            select
+                file_no, series_no,
+                min(ts) filter (where not isnan(value)) as first_ts,
+                max(ts) filter (where not isnan(value)) as last_ts,
+                min(value) filter (where not isnan(value)) as low,
+                max(value) filter (where not isnan(value)) as high,
+                bool_or(isinf(value)) as infinite,
+                count(*) filter (where isnan(value)) as nan
+            from samples group by file_no, series_no
+        )
+        select
+            s.file_no, s.destination, min(p.first_ts), max(p.last_ts), coalesce(sum(p.nan), 0),
+            bool_or(s.metric is null or coalesce(
+                p.infinite or p.first_ts < $lo or p.last_ts > $hi or p.low < r.low or p.high > r.high, false))
+        from _series s left join per_series p using (file_no, series_no) left join ranges r using (metric)
+        group by s.file_no, s.destination
+        """,
+        params=window,
+    ).fetchall()
+    # two series of one label set: their file, loaded alone, says whether they share a time
+    twins = "select distinct file_no from _series group by file_no, series_id having count(*) > 1"
+    bad = {no for no, _, _, _, _, unsound in checked if unsound} | {no for (no,) in con.sql(twins).fetchall()}
+    sound = {no: ctx for no, ctx in files.items() if no not in bad}
+    nan: dict[int, int] = {}
+    for no, _, _, _, n, _ in checked:
+        nan[no] = nan.get(no, 0) + n
+    for no, ctx in sound.items():
+        if nan.get(no):
+            _note_nan(ctx, nan[no])
+    spans = {(no, destination): (first, last) for no, destination, first, last, _, _ in checked}
+
+    def samples_of(no: int, destination: str) -> str:
+        return f"""
+            select series_id, to_timestamp(t) as ts, value from (
+                select s.series_id, unnest(p.t) as t, unnest(p.value) as value
+                from ({points_sql}) p join _series s using (file_no, series_no)
+                where p.file_no = {no} and s.destination = '{destination}'
+            )
+            where value is not null and not isnan(value) and not ({_blank("value")})
+        """
+
+    if sound:
+        _land_staged(sound, samples_of, spans)
+    con.sql("drop table _series")
     return [files[no] for no in sorted(bad) if no in files]
 
 
-def _stage(
-    con: duckdb.DuckDBPyConnection, series: duckdb.DuckDBPyRelation, samples: duckdb.DuckDBPyRelation
-) -> None:
-    """The temp tables _series (typed labels) and _samples (narrow, blanks dropped) of the files staged."""
+def _blank(value: str) -> str:
+    """SQL: the reading `value` is a DCGM blank sentinel."""
+    return f"{value} >= {DCGM_BLANK_THRESHOLD} and not isinf({value}) and not isnan({value})"
+
+
+def _stage_series(con: duckdb.DuckDBPyConnection, series: duckdb.DuckDBPyRelation) -> None:
+    """The temp table _series of the files staged: each series' id, metric, destination and typed labels."""
     metric_case = " ".join(f"when '{old}' then '{new}'" for old, new in OLD_METRIC_NAMES.items())
     server_case = " ".join(
         f"when starts_with(present['__name__'], '{prefix}') then '{server}'"
@@ -249,35 +310,26 @@ def _stage(
             from series
         ) as _series_labels
     """)
-    # the samples once, narrow: the checks and the write read this table (`samples` must read tables
-    # of this connection, not Python objects)
-    con.sql(f"""
-        create or replace temp table _samples as
-        select s.series_id, p.file_no, p.series_no, cast(p.ts as timestamptz) as ts, p.value
-        from ({samples.sql_query()}) p join _series s using (file_no, series_no)
-        where p.value is not null
-          and not (p.value >= {DCGM_BLANK_THRESHOLD} and not isinf(p.value) and not isnan(p.value))
-        order by p.file_no
-    """)
 
 
-def _drop_nan(files: dict[int, LoadContext]) -> None:
-    """Drop the staged samples without a reading (NaN), counted in each file's note."""
-    con = next(iter(files.values())).store.con
-    counts = con.sql("select file_no, count(*) from _samples where isnan(value) group by file_no").fetchall()
-    if not counts:
-        return
-    con.sql("delete from _samples where isnan(value)")
-    for no, nan in counts:
-        ctx = files[no]
-        ctx.nan_readings_dropped += nan
-        ctx.note(f"{nan:,} {'sample' if nan == 1 else 'samples'} without a reading (NaN) dropped")
+def _note_nan(ctx: LoadContext, nan: int) -> None:
+    """The file's samples without a reading (NaN), dropped: counted, and said in a note."""
+    ctx.nan_readings_dropped += nan
+    ctx.note(f"{nan:,} {'sample' if nan == 1 else 'samples'} without a reading (NaN) dropped")
 
 
-def _land_staged(files: dict[int, LoadContext]) -> None:
+def _land_staged(
+    files: dict[int, LoadContext],
+    samples_of: Callable[[int, str], str],
+    spans: dict[tuple[int, str], tuple[datetime | None, datetime | None]] | None = None,
+) -> None:
     """Land each staged file's series and samples in the tables of the destinations its series are bound
     for: a file of inference-server or HAMi series alone lands no DCGM rows; a file of no series lands
-    (empty) DCGM tables, as it always has."""
+    (empty) DCGM tables, as it always has.
+
+    `samples_of(no, destination)`: SQL of the samples of file `no` to land there; `spans`: their first and
+    last time, where the caller knows them.
+    """
     con = next(iter(files.values())).store.con
     bound: dict[int, set[str]] = {}
     for no, destination in con.sql("select distinct file_no, destination from _series").fetchall():
@@ -300,10 +352,9 @@ def _land_staged(files: dict[int, LoadContext]) -> None:
                 ),
                 count=False,
             )
-            # straight from the table to Parquet, without a trip through Python
-            ctx.land(samples_table, con.sql(_samples_of(no, destination)))
-    con.sql("drop table _samples")
-    con.sql("drop table _series")
+            # straight from the staged rows to Parquet, without a trip through Python
+            span = spans.get((no, destination)) if spans is not None else None
+            ctx.land(samples_table, con.sql(samples_of(no, destination)), span=span)
 
 
 def _samples_of(no: int, destination: str) -> str:
@@ -360,25 +411,6 @@ _UNSOUND_SERIES = f"""
     from per_series p join _series s using (file_no, series_no) left join ranges r using (metric)
     where p.infinite or p.first_ts < $lo or p.last_ts > $hi or p.low < r.low or p.high > r.high
 """
-
-
-def _unsound_files(con: duckdb.DuckDBPyConnection, *, ordered: bool) -> set[int]:
-    """The staged files that `_check` or the metric-name check would reject, or that hold a series
-    twice (two series of one label set are a duplicate only when they share a time: their file, loaded
-    alone, says which)."""
-    window = {"lo": EARLIEST_SAMPLE, "hi": datetime.now(UTC) + LATEST_AHEAD}
-    twins = "_series group by file_no, series_id" if ordered else "_samples group by file_no, series_id, ts"
-    return {
-        no
-        for (no,) in con.sql(
-            f"""
-            select file_no from ({_UNSOUND_SERIES})
-            union select file_no from _series where metric is null
-            union select file_no from {twins} having count(*) > 1
-            """,
-            params=window,
-        ).fetchall()
-    }
 
 
 def _check(ctx: LoadContext, *, ordered: bool) -> None:

@@ -37,6 +37,15 @@ def _answers(ctx: LoadContext) -> str:
     )
 
 
+def _counted(answers: str) -> str:
+    """The rows (file_no, status, data) of `answers`, each with `documents`: how many its file holds.
+    Counted by a join, not a window over the answers, which would hold and sort every one of them."""
+    return (
+        f"with docs as ({answers}) select * from docs "
+        "join (select file_no, count(*) as documents from docs group by file_no) using (file_no)"
+    )
+
+
 # each series' points as two lists of numbers, and whether every point is sound: its timestamp a time
 # later than the previous one (Prometheus returns each series' points in time order; anything else is a
 # damaged file) and its value a number. The samples unnest the lists. The answer's own fields ride along
@@ -77,7 +86,7 @@ SAMPLES = """
 
 def load(ctx: LoadContext) -> None:
     con = ctx.store.con
-    answers = f"select 0 as file_no, count(*) over () as documents, status, data from {_answers(ctx)}"
+    answers = _counted(f"select 0 as file_no, status, data from {_answers(ctx)}")
     try:
         con.sql(LISTS.format(answers=answers), params={"path": str(ctx.path)})
     except Exception as exc:  # DuckDB names the JSON problem; we name the file
@@ -114,9 +123,8 @@ def load_many(ctxs: list[LoadContext]) -> list[LoadContext]:
     alike = [ctx for ctx in ctxs if is_gzip(ctx.path) == gzipped]
     unlike = [ctx for ctx in ctxs if is_gzip(ctx.path) != gzipped]
     paths = [str(ctx.path) for ctx in alike]
-    answers = (
-        "select list_position($paths, filename) - 1 as file_no, "
-        "count(*) over (partition by filename) as documents, status, data "
+    answers = _counted(
+        "select list_position($paths, filename) - 1 as file_no, status, data "
         f"from read_json($paths, columns={COLUMNS}, format='unstructured', filename=true, "
         f"compression='{'gzip' if gzipped else 'none'}', "
         f"maximum_object_size={max(content_size(ctx.path) for ctx in alike) + 1024})"
@@ -133,7 +141,8 @@ def load_many(ctxs: list[LoadContext]) -> list[LoadContext]:
     if sound:
         con.sql(f"delete from _lists where file_no not in ({', '.join(str(no) for no in sound)})")
         files = {no: alike[no] for no in sorted(sound)}
-        unsound = telemetry.land_batch(files, con.sql(SERIES), con.sql(SAMPLES), ordered=True)
+        points = con.sql("select file_no, series_no, t, value from _lists")
+        unsound = telemetry.land_batch(files, con.sql(SERIES), points)
     con.sql("drop table _lists")
     return unlike + [ctx for no, ctx in enumerate(alike) if no not in sound] + unsound
 
