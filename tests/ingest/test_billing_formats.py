@@ -652,3 +652,22 @@ def test_asset_register_rules(tmp_path: Path):
         f"{pue}:2: column 'pue': data row 1: '0.9' is below 1 (expected a ratio >= 1 (facility / IT energy))"
     )
     assert errors["missing.csv"].startswith(f"{missing}:1: column 'pue': the header lacks pue")
+
+
+def test_a_large_csv_numbers_its_rows_in_file_order(tmp_path: Path):
+    """Each landed row's `_source_row` is its data row in the file, also for a file large enough (some
+    16 MB) that a parallel read would append its parts out of order (the store does not keep insertion
+    order): error messages and the row keys built on it must not change from one ingest to the next."""
+    path = tmp_path / "large_focus.csv"
+    description = "x" * 900
+    rows = [FOCUS_HEADER + ",ChargeDescription"] + [
+        FOCUS_ROW.format(n=n, d=1) + f",{description}" for n in range(1, 18_001)
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    assert path.stat().st_size > 16_000_000
+    with _store(tmp_path) as store:
+        assert _run(store, path)["large_focus.csv"].status == "loaded"
+        misnumbered = store.con.sql(
+            "select count(*) from raw.focus where BillingAccountId <> 'acct-' || _source_row"
+        ).fetchall()
+    assert misnumbered == [(0,)]
