@@ -218,6 +218,20 @@ def test_prometheus_value_strings_match_go_reference() -> None:
     assert not mismatches, mismatches[:10]
 
 
+@pytest.mark.parametrize(
+    "edges",
+    [[0.0, 999_999_999_999_999.0, -999_999_999_999_999.0], [-0.0, 7.0], [1e15, 7.0], [2.0**60, 7.0]],
+    ids=["integer-digits", "negative-zero", "at-1e15", "2**60"],
+)
+def test_prometheus_whole_value_strings_match_go_reference(edges: list[float]) -> None:
+    # An array of whole numbers prints as integers, unless one of them needs Go's float layout.
+    rng = np.random.default_rng(8)
+    v = np.concatenate([np.rint(10.0 ** rng.uniform(0, 15, 2000) * rng.choice([-1.0, 1.0], 2000)), edges])
+    got = format_prometheus_values(v).to_list()
+    expected = [go_prometheus_float(float(x)) for x in v]
+    assert got == expected
+
+
 def test_query_range_int_format_prints_whole_numbers(tmp_path: Path) -> None:
     labels = _labels(1, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION")
     values = np.array([[37.4, 37.6, -0.2, 1e6, 1.5e17]])

@@ -15,7 +15,11 @@ import polars as pl
 
 from gpu_ledger.simulator.telemetry_series import DaySamples, Units
 from gpu_ledger.simulator.writers.kubernetes import CONTAINER_NAMES
-from gpu_ledger.simulator.writers.prometheus import write_metrics_snapshot, write_query_range
+from gpu_ledger.simulator.writers.prometheus import (
+    QueryRange,
+    write_metrics_snapshot,
+    write_query_range_files,
+)
 
 WHOLE_GPU_METRICS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL")
 METRIC_FORMATS = {
@@ -55,10 +59,10 @@ def write_query_ranges(
 ) -> tuple[int, list[Path]]:
     """One query_range answer per cluster and metric; a series per unit and the job that held it.
 
-    Returns the samples written and the files, in the order written.
+    Returns the samples written and the files, in the order listed.
     """
-    n, written = day.times.size, 0
-    files: list[Path] = []
+    n = day.times.size
+    files: list[QueryRange] = []
     width = day.consumer.max(initial=0) + 2
     pair = day.units[:, None] * width + day.consumer + 1
     keys, series_of = np.unique(pair[day.alive], return_inverse=True)
@@ -90,9 +94,8 @@ def write_query_ranges(
             names = cluster_labels.with_columns(pl.lit(metric).alias("__name__")).filter(
                 pl.Series(keep[in_cluster])
             )
-            written += write_query_range(path, names, day.times, grid[keep], METRIC_FORMATS[metric])
-            files.append(path)
-    return written, files
+            files.append((path, names, day.times, grid[keep], METRIC_FORMATS[metric]))
+    return write_query_range_files(files), [file[0] for file in files]
 
 
 def last_samples(

@@ -21,7 +21,8 @@ as Go prints them by `writers.go_format`.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,9 +46,12 @@ __all__ = [
     "DcgmMetric",
     "write_metrics_snapshot",
     "write_query_range",
+    "write_query_range_files",
 ]
 
 ValueFormat = Literal["int", "float"]
+# what `write_query_range` takes: path, labels, timestamps, values, value format
+QueryRange = tuple[Path, pl.DataFrame, np.ndarray, np.ndarray, ValueFormat]
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,9 @@ _RESPONSE_TAIL = b"]}}"
 # Samples rendered per chunk of series: bounds the string buffers (~100 bytes per sample in flight)
 # without making the per-chunk overhead visible.
 _CHUNK_SAMPLES = 1 << 19
+# query_range files written side by side: a file's rendering (Polars) and compression (zlib) release
+# the GIL for most of their time, so two threads keep two cores busy
+_WRITERS = 2
 
 
 def _snapshot_values(raw: np.ndarray, metric: DcgmMetric) -> pl.Series:
@@ -375,6 +382,12 @@ def write_query_range(
             out.write(b"]}")
         out.write(_RESPONSE_TAIL)
     return written
+
+
+def write_query_range_files(files: Sequence[QueryRange]) -> int:
+    """Write each file as `write_query_range` does, two at a time; return the samples written."""
+    with ThreadPoolExecutor(_WRITERS, thread_name_prefix="query-range") as pool:
+        return sum(pool.map(lambda file: write_query_range(*file), files))
 
 
 def _ordered_label_columns(columns: list[str]) -> list[str]:
