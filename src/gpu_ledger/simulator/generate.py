@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -110,7 +111,13 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
     fleet, b = build_fleet(config)
-    with tqdm(total=config.days, desc="telemetry (days)", unit="day", disable=not show_progress) as bar:
+    with (
+        ThreadPoolExecutor(1, thread_name_prefix="fleet-files") as side,
+        tqdm(total=config.days, desc="telemetry (days)", unit="day", disable=not show_progress) as bar,
+    ):
+        # what needs nothing the telemetry tells is written meanwhile, mostly while the telemetry's
+        # writers hold no GIL
+        fleet_files = side.submit(_write_fleet_files, fleet, out)
         totals = telemetry.generate(
             fleet.instances,
             fleet.gpus,
@@ -125,6 +132,7 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
             out,
             progress=bar.update,
         )
+        files = [*totals.files, *fleet_files.result()]
     gpu_table = fleet.gpus.select(pl.int_range(pl.len()).alias("gpu_row"), "gpu_uuid", "instance_id")
     gpu_hours = _telemetry_hours(totals, gpu_table, config.interval_s)
     energy = (
@@ -136,16 +144,7 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
     fleet.charges = pl.concat(
         [pricing.charges(config, fleet.instance_hours, fleet.instances), bedrock_charges(config)]
     )
-    files = [*totals.files]
-    for writer in (
-        write_aws_cur,
-        write_focus,
-        write_focus_contract_commitment,
-        write_sacct,
-        write_kubernetes,
-        write_eventbridge,
-        write_business,
-    ):
+    for writer in (write_aws_cur, write_focus, write_focus_contract_commitment):
         written = writer(fleet, out)
         files.extend(written if isinstance(written, list) else [written])
     files.append(write_onprem_assets(fleet, out))
@@ -193,6 +192,16 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
         "What the marts must find, not an input: gpu-ledger ingest skips this folder.\n"
     )
     return {**summary, "out": str(out)}
+
+
+def _write_fleet_files(fleet: Fleet, out: Path) -> list[Path]:
+    """The schedulers', events' and business files: they need only what `build_fleet` decided."""
+    return [
+        write_sacct(fleet, out),
+        *write_kubernetes(fleet, out),
+        *write_eventbridge(fleet, out),
+        *write_business(fleet, out),
+    ]
 
 
 def _telemetry_hours(

@@ -183,11 +183,7 @@ def _label_strings(labels: pl.DataFrame) -> pl.DataFrame:
     GPUs' pod labels off (older releases printed them empty), so both writers treat null and ""
     alike: the label is not on that series.
     """
-    exprs = []
-    for c in labels.columns:
-        text = pl.col(c).cast(pl.Utf8)
-        exprs.append(pl.when(text == "").then(None).otherwise(text).alias(c))
-    return labels.select(exprs)
+    return labels.select(pl.all().cast(pl.Utf8).replace("", None))
 
 
 def _json_escape(expr: pl.Expr) -> pl.Expr:
@@ -204,11 +200,8 @@ def _has_control_or_escape(labels: pl.DataFrame) -> bool:
     """Whether any label value needs JSON escaping (skips 30 replace passes in the usual case)."""
     if not labels.columns:
         return False
-    hits = labels.select(
-        pl.any_horizontal(
-            [pl.col(c).str.contains(r'[\x00-\x1f"\\]').fill_null(False) for c in labels.columns]
-        ).any()
-    )
+    # one pass over each series' values joined: a character needs escaping wherever it stands
+    hits = labels.select(pl.concat_str(pl.all(), ignore_nulls=True).str.contains(r'[\x00-\x1f"\\]').any())
     return bool(hits.item())
 
 
