@@ -257,44 +257,35 @@ def _open_output(path: Path) -> Iterator[BinaryIO]:
 
 
 def _series_bodies(
-    headers: pl.Series,
+    openings: list[bytes],
     counts: np.ndarray,
     samples: np.ndarray,
     step_index: np.ndarray,
     step_text: pl.Series,
-    opens_document: bool,
 ) -> bytes:
-    """The JSON of consecutive series: `{"metric":{...},"values":[[t,"v"],...]` each, comma-joined.
+    """The JSON of consecutive series: each series' opening, then `[t,"v"],[t,"v"],...`.
 
-    Each sample becomes `<sep>[<t>,"<v>"]`. The separator is "," except on a series' first sample,
-    where it closes the previous series and opens this one, so one string join renders the lot.
-    The last series is left open (the caller writes the final `]}`).
+    Every sample is rendered as `,[t,"v"]` in one Polars pass, whose Arrow buffer is already all
+    of them back to back; each series' opening then takes the place of the comma before its
+    first sample. The last series is left open (the caller writes the final `]}`).
     """
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    opener = pl.DataFrame({"metric": headers}).select(
-        pl.concat_str(
-            [
-                pl.when((pl.int_range(pl.len()) == 0) & opens_document)
-                .then(pl.lit(""))
-                .otherwise(pl.lit("]},")),
-                pl.lit('{"metric":'),
-                pl.col("metric"),
-                pl.lit(',"values":['),
-            ]
-        ).alias("o")
-    )["o"]
-    separators = pl.select(pl.repeat(",", samples.size, dtype=pl.Utf8)).to_series().scatter(first, opener)
-    return (
-        pl.DataFrame(
-            {"sep": separators, "t": step_text.gather(step_index), "v": format_prometheus_values(samples)}
-        )
-        .select(
-            pl.concat_str([pl.col("sep"), pl.lit("["), pl.col("t"), pl.lit(',"'), pl.col("v"), pl.lit('"]')])
-            .str.join("")
-            .cast(pl.Binary)
-        )
-        .item()
+    rendered = (
+        pl.DataFrame({"t": step_text.gather(step_index), "v": format_prometheus_values(samples)})
+        .select(pl.concat_str([pl.col("t"), pl.col("v"), pl.lit('"]')]))
+        .to_series()
+        .to_arrow(compat_level=pl.CompatLevel.oldest())
     )
+    offsets = np.frombuffer(rendered.buffers()[1], np.int64)[
+        rendered.offset : rendered.offset + len(rendered) + 1
+    ]
+    body = memoryview(rendered.buffers()[2])
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    starts = (offsets[first] + 1).tolist()  # past the comma
+    ends = [start - 1 for start in starts[1:]] + [int(offsets[-1])]
+    pieces: list[bytes | memoryview] = []
+    for opening, start, end in zip(openings, starts, ends, strict=True):
+        pieces += (opening, body[start:end])
+    return b"".join(pieces)
 
 
 def write_query_range(
@@ -344,8 +335,10 @@ def write_query_range(
         raise ValueError("two series share one label set; Prometheus cannot return that")
     order = meta["key"].arg_sort().to_numpy()
     rows = kept[order]
-    headers = meta["metric"].gather(order)
-    step_text = pl.Series("t", ts).cast(pl.Utf8)
+    openings = [f']}},{{"metric":{m},"values":['.encode() for m in meta["metric"].gather(order)]
+    if openings:
+        openings[0] = openings[0].removeprefix(b"]},")  # the first series opens the result list
+    step_text = pl.Series("t", [f',[{t},"' for t in ts.tolist()], dtype=pl.Utf8)  # opens a sample
     steps = np.arange(ts.size, dtype=np.uint32)
     chunk = max(1, _CHUNK_SAMPLES // max(ts.size, 1))
 
@@ -362,12 +355,7 @@ def write_query_range(
             step_index = np.broadcast_to(steps, block_mask.shape)[block_mask]
             out.write(
                 _series_bodies(
-                    headers[start : start + chunk],
-                    per_series[block_rows],
-                    samples,
-                    step_index,
-                    step_text,
-                    opens_document=start == 0,
+                    openings[start : start + chunk], per_series[block_rows], samples, step_index, step_text
                 )
             )
             written += samples.size
