@@ -32,7 +32,7 @@ import numpy as np
 import polars as pl
 
 from gpu_ledger.simulator.outcomes import SERVED_MODELS
-from gpu_ledger.simulator.writers.prometheus import QueryRange, write_query_range_files
+from gpu_ledger.simulator.writers.prometheus import QueryRange, QueryRangeWriter
 
 DAY = 86400
 # model -> (prompt tokens, generation tokens) per request, and seconds a request runs
@@ -61,7 +61,6 @@ class VllmCounters:
     totals: dict[int, np.ndarray] = field(default_factory=dict)
     visible: list[pl.DataFrame] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-    samples_written: int = 0
 
     def __post_init__(self) -> None:
         a = self.allocations.with_row_index("allocation")
@@ -98,7 +97,9 @@ class VllmCounters:
             self.serving, self.interval, self.window_end
         )
 
-    def day(self, times: np.ndarray, consumer: np.ndarray, busy: np.ndarray) -> None:
+    def day(
+        self, times: np.ndarray, consumer: np.ndarray, busy: np.ndarray, writer: QueryRangeWriter
+    ) -> None:
         """Count and write one day: `consumer` (unit, t) allocation or -1, `busy` (unit, t) GPU-hours."""
         held = consumer >= 0
         serving = np.zeros(consumer.shape, dtype=bool)
@@ -136,7 +137,7 @@ class VllmCounters:
             axis=1,
         )
         running = np.rint(requests / self.interval * seconds)
-        self._write_and_count(times, alloc, cols, increments, running, busy_h)
+        self._write_and_count(times, alloc, cols, increments, running, busy_h, writer)
 
     def _write_and_count(
         self,
@@ -146,6 +147,7 @@ class VllmCounters:
         increments: np.ndarray,
         running: np.ndarray,
         busy_h: np.ndarray,
+        writer: QueryRangeWriter,
     ) -> None:
         n = times.size
         allocations = np.unique(alloc)
@@ -197,7 +199,7 @@ class VllmCounters:
                     grid = values[in_cluster, COUNTERS.index(metric)]
                 files.append(self._file(cluster, metric, day, pl.concat(frames), times, grid))
             files.append(self._file(cluster, RUNNING, day, base, times, gauge[in_cluster]))
-        self.samples_written += write_query_range_files(files)
+        writer.submit(files)
         self.files.extend(file[0] for file in files)
 
     def _file(

@@ -21,8 +21,9 @@ as Go prints them by `writers.go_format`.
 from __future__ import annotations
 
 import gzip
+from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +45,10 @@ __all__ = [
     "SENTINEL_THRESHOLD",
     "SNAPSHOT_LABEL_ORDER",
     "DcgmMetric",
+    "QueryRange",
+    "QueryRangeWriter",
     "write_metrics_snapshot",
     "write_query_range",
-    "write_query_range_files",
 ]
 
 ValueFormat = Literal["int", "float"]
@@ -365,10 +367,34 @@ def write_query_range(
     return written
 
 
-def write_query_range_files(files: Sequence[QueryRange]) -> int:
-    """Write each file as `write_query_range` does, two at a time; return the samples written."""
-    with ThreadPoolExecutor(_WRITERS, thread_name_prefix="query-range") as pool:
-        return sum(pool.map(lambda file: write_query_range(*file), files))
+class QueryRangeWriter:
+    """Writes query_range files as `write_query_range` does, two at a time, while the caller goes on.
+
+    A file's rendering (Polars) and compression (zlib) release the GIL for most of their time, so
+    two writer threads keep two cores busy; `wait` bounds how far behind they may fall.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(_WRITERS, thread_name_prefix="query-range")
+        self._pending: deque[Future[int]] = deque()
+        self.samples_written = 0
+
+    def __enter__(self) -> QueryRangeWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.wait()
+        finally:
+            self._pool.shutdown(cancel_futures=True)
+
+    def submit(self, files: Sequence[QueryRange]) -> None:
+        self._pending.extend(self._pool.submit(write_query_range, *file) for file in files)
+
+    def wait(self) -> None:
+        """Return once every file submitted so far is written (raising the first error met)."""
+        while self._pending:
+            self.samples_written += self._pending.popleft().result()
 
 
 def _ordered_label_columns(columns: list[str]) -> list[str]:
