@@ -82,7 +82,7 @@ class VllmCounters:
         self.group_of[serving] = [self.groups.index(g) for g in groups]
         models = self.serving["model"].to_list()
         self.tokens_per_request = np.zeros((a.height, 2))
-        self.tokens_per_request[serving] = [TOKENS_PER_REQUEST[m] for m in models]
+        self.tokens_per_request[serving] = np.array([TOKENS_PER_REQUEST[m] for m in models]).reshape(-1, 2)
         self.request_seconds = np.zeros(a.height)
         self.request_seconds[serving] = [REQUEST_SECONDS[m] for m in models]
         self.end = dict(
