@@ -183,6 +183,16 @@ def test_same_seed_same_bytes(tmp_path: Path):
     assert digest(a) != digest(c)
 
 
+def test_a_fleet_without_serving_pods_writes_no_vllm_counters(tmp_path: Path):
+    # The smallest fleets serve no model: the vLLM counters are left out, and nothing else changes.
+    summary = simulate(
+        SimulationConfig(out=tmp_path, gpus=3, days=1, interval_s=900, seed=42, start=START),
+        show_progress=False,
+    )
+    assert summary["telemetry_samples"] > 0
+    assert not list(tmp_path.glob("telemetry/prometheus/*/vllm:*"))
+
+
 @pytest.mark.parametrize("gpus", [1, 2, 5, 20, minimum_gpus() - 1])
 def test_a_small_fleet_keeps_the_behaviours_that_fit(gpus: int):
     kept, dropped = pools_that_fit(gpus), left_out(gpus)

@@ -28,6 +28,7 @@ from gpu_ledger.simulator.writers.prometheus import (
     DCGM_METRICS,
     DCGM_METRICS_BY_NAME,
     MAX_POINTS_PER_SERIES,
+    QueryRangeWriter,
     write_metrics_snapshot,
     write_query_range,
 )
@@ -218,6 +219,20 @@ def test_prometheus_value_strings_match_go_reference() -> None:
     assert not mismatches, mismatches[:10]
 
 
+@pytest.mark.parametrize(
+    "edges",
+    [[0.0, 999_999_999_999_999.0, -999_999_999_999_999.0], [-0.0, 7.0], [1e15, 7.0], [2.0**60, 7.0]],
+    ids=["integer-digits", "negative-zero", "at-1e15", "2**60"],
+)
+def test_prometheus_whole_value_strings_match_go_reference(edges: list[float]) -> None:
+    # An array of whole numbers prints as integers, unless one of them needs Go's float layout.
+    rng = np.random.default_rng(8)
+    v = np.concatenate([np.rint(10.0 ** rng.uniform(0, 15, 2000) * rng.choice([-1.0, 1.0], 2000)), edges])
+    got = format_prometheus_values(v).to_list()
+    expected = [go_prometheus_float(float(x)) for x in v]
+    assert got == expected
+
+
 def test_query_range_int_format_prints_whole_numbers(tmp_path: Path) -> None:
     labels = _labels(1, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION")
     values = np.array([[37.4, 37.6, -0.2, 1e6, 1.5e17]])
@@ -257,6 +272,29 @@ def test_query_range_chunked_rendering_is_invisible(tmp_path: Path, monkeypatch:
     write_query_range(pieces, labels, ts, values, "float")
     assert pieces.read_bytes() == whole.read_bytes()
     assert len(read_query_range(pieces)["data"]["result"]) == 6
+
+
+def test_query_range_writer_writes_what_write_query_range_writes(tmp_path: Path) -> None:
+    # Files written on the writer's threads are the same bytes and sample counts, in any order.
+    rng = np.random.default_rng(3)
+    ts = np.arange(20, dtype=np.int64) * 60
+    files = []
+    for i in range(5):
+        values = rng.uniform(0, 100, (4, 20))
+        values[rng.random(values.shape) < 0.25] = np.nan
+        files.append((tmp_path / f"threaded-{i}.json.gz", _labels(4), ts, values, "float"))
+    with QueryRangeWriter() as writer:
+        writer.submit(files)
+    alone = [write_query_range(tmp_path / f"alone-{i}.json.gz", *file[1:]) for i, file in enumerate(files)]
+    assert writer.samples_written == sum(alone)
+    for i, file in enumerate(files):
+        assert file[0].read_bytes() == (tmp_path / f"alone-{i}.json.gz").read_bytes()
+
+
+def test_query_range_writer_raises_a_file_s_error(tmp_path: Path) -> None:
+    bad = (tmp_path / "bad.json", _labels(1), np.array([0], dtype=np.int64), np.ones((1, 1)), "text")
+    with pytest.raises(ValueError, match="value_format"), QueryRangeWriter() as writer:
+        writer.submit([bad])
 
 
 def test_query_range_escapes_label_values_like_json(tmp_path: Path) -> None:

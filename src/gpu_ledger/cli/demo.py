@@ -50,7 +50,7 @@ def demo_command(
 ) -> int:
     """Simulate a fleet, then run every stage on it, stopping at the first that fails.
 
-    dbt parses the project meanwhile, on the core the simulator leaves idle, and the build reuses it.
+    dbt parses the project meanwhile, beside the simulator's own threads, and the build reuses it.
     """
     from gpu_ledger.build.duckdb_engine import parsing_ahead
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -110,69 +111,66 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
     fleet, b = build_fleet(config)
-    with tqdm(total=config.days, desc="telemetry (days)", unit="day", disable=not show_progress) as bar:
-        totals = telemetry.generate(
-            fleet.instances,
-            fleet.gpus,
-            fleet.mig_slices,
-            fleet.jobs,
-            fleet.allocations,
-            fleet.inference_requests,
-            b.t0,
-            config.days,
-            config.interval_s,
-            config.seed,
-            out,
-            progress=bar.update,
+    with ThreadPoolExecutor(1, thread_name_prefix="side-files") as side:
+        # what needs nothing the telemetry tells is written meanwhile, mostly while the telemetry's
+        # writers hold no GIL; the AWS export, the longest of the billing files, beside the rest
+        fleet_files = side.submit(_write_fleet_files, fleet, out)
+        with tqdm(total=config.days, desc="telemetry (days)", unit="day", disable=not show_progress) as bar:
+            totals = telemetry.generate(
+                fleet.instances,
+                fleet.gpus,
+                fleet.mig_slices,
+                fleet.jobs,
+                fleet.allocations,
+                fleet.inference_requests,
+                b.t0,
+                config.days,
+                config.interval_s,
+                config.seed,
+                out,
+                progress=bar.update,
+            )
+        gpu_table = fleet.gpus.select(pl.int_range(pl.len()).alias("gpu_row"), "gpu_uuid", "instance_id")
+        gpu_hours = _telemetry_hours(totals, gpu_table, config.interval_s)
+        energy = (
+            gpu_hours.join(gpu_table, on="gpu_uuid")
+            .group_by("instance_id", "hour_start")
+            .agg(pl.col("energy_kwh").sum())
         )
-    gpu_table = fleet.gpus.select(pl.int_range(pl.len()).alias("gpu_row"), "gpu_uuid", "instance_id")
-    gpu_hours = _telemetry_hours(totals, gpu_table, config.interval_s)
-    energy = (
-        gpu_hours.join(gpu_table, on="gpu_uuid")
-        .group_by("instance_id", "hour_start")
-        .agg(pl.col("energy_kwh").sum())
-    )
-    fleet.instance_hours = pricing.with_power(fleet.instance_hours, energy)
-    fleet.charges = pl.concat(
-        [pricing.charges(config, fleet.instance_hours, fleet.instances), bedrock_charges(config)]
-    )
-    files = [*totals.files]
-    for writer in (
-        write_aws_cur,
-        write_focus,
-        write_focus_contract_commitment,
-        write_sacct,
-        write_kubernetes,
-        write_eventbridge,
-        write_business,
-    ):
-        written = writer(fleet, out)
-        files.extend(written if isinstance(written, list) else [written])
-    files.append(write_onprem_assets(fleet, out))
-    files.extend(write_gateway(fleet, totals.token_counts, out))
-    files.extend(write_llm_api(fleet, out))
-    allocation_sums = (
-        pl.concat(totals.allocation_sums)
-        .group_by("allocation")
-        .agg(
-            pl.col("samples").sum(),
-            pl.col("busy_gpu_hours").sum(),
-            pl.col("util_pct_sum").sum(),
-            pl.col("max_fb_used_mib").max(),
+        fleet.instance_hours = pricing.with_power(fleet.instance_hours, energy)
+        fleet.charges = pl.concat(
+            [pricing.charges(config, fleet.instance_hours, fleet.instances), bedrock_charges(config)]
         )
-        if totals.allocation_sums
-        else pl.DataFrame(
-            schema={
-                "allocation": pl.Int64,
-                "samples": pl.Int64,
-                "busy_gpu_hours": pl.Float64,
-                "util_pct_sum": pl.Float64,
-                "max_fb_used_mib": pl.Int64,
-            }
+        aws_files = side.submit(write_aws_cur, fleet, out)
+        files = [*totals.files, *write_focus(fleet, out), *write_focus_contract_commitment(fleet, out)]
+        files.append(write_onprem_assets(fleet, out))
+        files.extend(write_gateway(fleet, totals.token_counts, out))
+        files.extend(write_llm_api(fleet, out))
+        allocation_sums = (
+            pl.concat(totals.allocation_sums)
+            .group_by("allocation")
+            .agg(
+                pl.col("samples").sum(),
+                pl.col("busy_gpu_hours").sum(),
+                pl.col("util_pct_sum").sum(),
+                pl.col("max_fb_used_mib").max(),
+            )
+            if totals.allocation_sums
+            else pl.DataFrame(
+                schema={
+                    "allocation": pl.Int64,
+                    "samples": pl.Int64,
+                    "busy_gpu_hours": pl.Float64,
+                    "util_pct_sum": pl.Float64,
+                    "max_fb_used_mib": pl.Int64,
+                }
+            )
         )
-    )
-    idle_runs = _telemetry_runs(totals, gpu_table)
-    files.extend(ground_truth.write(fleet, gpu_hours, allocation_sums, idle_runs, totals.token_counts, out))
+        idle_runs = _telemetry_runs(totals, gpu_table)
+        files.extend(
+            ground_truth.write(fleet, gpu_hours, allocation_sums, idle_runs, totals.token_counts, out)
+        )
+        files.extend([*fleet_files.result(), *aws_files.result()])
     summary = {
         "left_out": [
             {"pool": pool.name, "behaviour": pool.role, "needs_gpus": pool.min_nodes * pool.gpu_count}
@@ -193,6 +191,16 @@ def simulate(config: SimulationConfig, show_progress: bool = True) -> dict:
         "What the marts must find, not an input: gpu-ledger ingest skips this folder.\n"
     )
     return {**summary, "out": str(out)}
+
+
+def _write_fleet_files(fleet: Fleet, out: Path) -> list[Path]:
+    """The schedulers', events' and business files: they need only what `build_fleet` decided."""
+    return [
+        write_sacct(fleet, out),
+        *write_kubernetes(fleet, out),
+        *write_eventbridge(fleet, out),
+        *write_business(fleet, out),
+    ]
 
 
 def _telemetry_hours(

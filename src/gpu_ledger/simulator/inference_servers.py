@@ -32,7 +32,7 @@ import numpy as np
 import polars as pl
 
 from gpu_ledger.simulator.outcomes import SERVED_MODELS
-from gpu_ledger.simulator.writers.prometheus import write_query_range
+from gpu_ledger.simulator.writers.prometheus import QueryRange, QueryRangeWriter
 
 DAY = 86400
 # model -> (prompt tokens, generation tokens) per request, and seconds a request runs
@@ -61,7 +61,6 @@ class VllmCounters:
     totals: dict[int, np.ndarray] = field(default_factory=dict)
     visible: list[pl.DataFrame] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-    samples_written: int = 0
 
     def __post_init__(self) -> None:
         a = self.allocations.with_row_index("allocation")
@@ -73,14 +72,19 @@ class VllmCounters:
         self.serving = served.with_columns(
             pl.col("project").replace_strict({p: m for p, (m, _) in SERVED_MODELS.items()}).alias("model")
         )
+        serving = self.serving["allocation"].to_numpy()
         self.is_serving = np.zeros(a.height, dtype=bool)
-        self.is_serving[self.serving["allocation"].to_numpy()] = True
-        self.model = dict(
-            zip(self.serving["allocation"].to_list(), self.serving["model"].to_list(), strict=True)
-        )
-        self.group = {
-            r["allocation"]: (r["project"], r["environment"]) for r in self.serving.iter_rows(named=True)
-        }
+        self.is_serving[serving] = True
+        # per allocation (indexed by its number): its demand group, and its model's request shape
+        groups = self.serving.select("project", "environment").rows()
+        self.groups = list(dict.fromkeys(groups))
+        self.group_of = np.zeros(a.height, dtype=np.int64)
+        self.group_of[serving] = [self.groups.index(g) for g in groups]
+        models = self.serving["model"].to_list()
+        self.tokens_per_request = np.zeros((a.height, 2))
+        self.tokens_per_request[serving] = np.array([TOKENS_PER_REQUEST[m] for m in models]).reshape(-1, 2)
+        self.request_seconds = np.zeros(a.height)
+        self.request_seconds[serving] = [REQUEST_SECONDS[m] for m in models]
         self.end = dict(
             zip(
                 self.serving["allocation"].to_list(),
@@ -93,7 +97,9 @@ class VllmCounters:
             self.serving, self.interval, self.window_end
         )
 
-    def day(self, times: np.ndarray, consumer: np.ndarray, busy: np.ndarray) -> None:
+    def day(
+        self, times: np.ndarray, consumer: np.ndarray, busy: np.ndarray, writer: QueryRangeWriter
+    ) -> None:
         """Count and write one day: `consumer` (unit, t) allocation or -1, `busy` (unit, t) GPU-hours."""
         held = consumer >= 0
         serving = np.zeros(consumer.shape, dtype=bool)
@@ -111,16 +117,15 @@ class VllmCounters:
             .agg(pl.col("requests").sum())
         )
         demand = {(r["project"], r["environment"]): r["requests"] for r in wanted.iter_rows(named=True)}
-        groups = [self.group[int(x)] for x in alloc]
-        group_busy: dict[tuple[str, str], float] = {}
-        for g, b in zip(groups, busy_h, strict=True):
-            group_busy[g] = group_busy.get(g, 0.0) + float(b)
-        share = np.array(
-            [demand.get(g, 0) / group_busy[g] if group_busy[g] > 0 else 0.0 for g in groups], dtype=np.float64
-        )
-        requests = busy_h * share
-        per_request = np.array([TOKENS_PER_REQUEST[self.model[int(x)]] for x in alloc])
-        seconds = np.array([REQUEST_SECONDS[self.model[int(x)]] for x in alloc])
+        group_demand = np.array([demand.get(g, 0) for g in self.groups], dtype=np.float64)
+        group = self.group_of[alloc]
+        # summed sample by sample in order, as a running total per group would
+        group_busy = np.bincount(group, weights=busy_h, minlength=len(self.groups))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            group_share = np.where(group_busy > 0, group_demand / group_busy, 0.0)
+        requests = busy_h * group_share[group]
+        per_request = self.tokens_per_request[alloc]
+        seconds = self.request_seconds[alloc]
         length = np.rint(requests * LENGTH_SHARE)
         increments = np.stack(
             [
@@ -132,7 +137,7 @@ class VllmCounters:
             axis=1,
         )
         running = np.rint(requests / self.interval * seconds)
-        self._write_and_count(times, alloc, cols, increments, running, busy_h)
+        self._write_and_count(times, alloc, cols, increments, running, busy_h, writer)
 
     def _write_and_count(
         self,
@@ -142,6 +147,7 @@ class VllmCounters:
         increments: np.ndarray,
         running: np.ndarray,
         busy_h: np.ndarray,
+        writer: QueryRangeWriter,
     ) -> None:
         n = times.size
         allocations = np.unique(alloc)
@@ -180,6 +186,7 @@ class VllmCounters:
         self.visible.append(pl.DataFrame(visible_rows))
         labels = pl.DataFrame([self.labels[a] for a in allocations.tolist()])
         day = _day_name(int(times[0]))
+        files: list[QueryRange] = []
         for cluster in labels["cluster"].unique().sort().to_list():
             in_cluster = (labels["cluster"] == cluster).to_numpy()
             base = labels.filter(pl.Series(in_cluster)).drop("cluster")
@@ -190,17 +197,17 @@ class VllmCounters:
                 else:
                     frames = [base]
                     grid = values[in_cluster, COUNTERS.index(metric)]
-                self._write(cluster, metric, day, pl.concat(frames), times, grid)
-            self._write(cluster, RUNNING, day, base, times, gauge[in_cluster])
+                files.append(self._file(cluster, metric, day, pl.concat(frames), times, grid))
+            files.append(self._file(cluster, RUNNING, day, base, times, gauge[in_cluster]))
+        writer.submit(files)
+        self.files.extend(file[0] for file in files)
 
-    def _write(
+    def _file(
         self, cluster: str, metric: str, day: str, labels: pl.DataFrame, times: np.ndarray, grid: np.ndarray
-    ) -> None:
+    ) -> QueryRange:
         path = self.out / "telemetry" / "prometheus" / cluster / metric / f"{day}.json.gz"
         path.parent.mkdir(parents=True, exist_ok=True)
-        names = labels.with_columns(pl.lit(metric).alias("__name__"))
-        self.samples_written += write_query_range(path, names, times, grid, "int")
-        self.files.append(path)
+        return path, labels.with_columns(pl.lit(metric).alias("__name__")), times, grid, "int"
 
     def shown(self) -> pl.DataFrame:
         """Per serving allocation and UTC day: busy GPU-hours, tokens and requests its counters show."""

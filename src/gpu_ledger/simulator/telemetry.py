@@ -17,13 +17,14 @@ from gpu_ledger.simulator.inference_servers import VllmCounters
 from gpu_ledger.simulator.telemetry_exposition import (
     allocation_labels,
     last_samples,
-    write_query_ranges,
+    query_ranges,
     write_snapshots,
 )
 from gpu_ledger.simulator.telemetry_hami import HamiSampler
 from gpu_ledger.simulator.telemetry_pods import PodSeriesSampler
 from gpu_ledger.simulator.telemetry_series import SeriesSampler
 from gpu_ledger.simulator.telemetry_sums import TelemetryTotals
+from gpu_ledger.simulator.writers.prometheus import QueryRangeWriter
 
 
 class TelemetryGenerator:
@@ -70,25 +71,27 @@ class TelemetryGenerator:
     def run(self, progress=None) -> TelemetryTotals:
         sampler, units, totals = self.sampler, self.sampler.units, self.totals
         snapshot = None
-        for d in range(self.days):
-            day = sampler.sample(d)
-            if day is not None:
-                device = sampler.device(day)
-                metrics = sampler.metrics(day, device)
-                written, files = write_query_ranges(self.out, units, self.consumer_labels, day, metrics)
-                totals.samples_written += written
-                totals.files.extend(files)
-                busy = totals.add_day(units, self.interval, day, device, metrics)
-                self.vllm.day(day.times, day.consumer, busy)
-                snapshot = last_samples(units, self.consumer_labels, day, metrics)
-            self.pods.day(d, self.out, totals)
-            self.hami.day(d, self.out, totals)
-            if progress is not None:
-                progress(1)
+        with QueryRangeWriter() as writer:
+            for d in range(self.days):
+                day = sampler.sample(d)
+                if day is not None:
+                    device = sampler.device(day)
+                    metrics = sampler.metrics(day, device)
+                    files = query_ranges(self.out, units, self.consumer_labels, day, metrics)
+                    writer.wait()  # the day before is written while this one was sampled
+                    writer.submit(files)
+                    totals.files.extend(file[0] for file in files)
+                    busy = totals.add_day(units, self.interval, day, device, metrics)
+                    self.vllm.day(day.times, day.consumer, busy, writer)
+                    snapshot = last_samples(units, self.consumer_labels, day, metrics)
+                self.pods.day(d, self.out, totals)
+                self.hami.day(d, self.out, totals)
+                if progress is not None:
+                    progress(1)
         if snapshot is not None:
             totals.files.extend(write_snapshots(snapshot, self.window_end - self.interval, self.out))
         totals.files.extend(self.vllm.files)
-        totals.samples_written += self.vllm.samples_written
+        totals.samples_written += writer.samples_written
         totals.token_counts = self.vllm.shown()
         return totals
 

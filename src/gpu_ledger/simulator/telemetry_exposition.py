@@ -15,7 +15,7 @@ import polars as pl
 
 from gpu_ledger.simulator.telemetry_series import DaySamples, Units
 from gpu_ledger.simulator.writers.kubernetes import CONTAINER_NAMES
-from gpu_ledger.simulator.writers.prometheus import write_metrics_snapshot, write_query_range
+from gpu_ledger.simulator.writers.prometheus import QueryRange, write_metrics_snapshot
 
 WHOLE_GPU_METRICS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL")
 METRIC_FORMATS = {
@@ -50,15 +50,13 @@ def labels_for(consumer_labels: pl.DataFrame, consumer: np.ndarray) -> pl.DataFr
     return table[np.where(consumer >= 0, consumer, consumer_labels.height).tolist()]
 
 
-def write_query_ranges(
+def query_ranges(
     out: Path, units: Units, consumer_labels: pl.DataFrame, day: DaySamples, metrics: dict[str, np.ndarray]
-) -> tuple[int, list[Path]]:
-    """One query_range answer per cluster and metric; a series per unit and the job that held it.
-
-    Returns the samples written and the files, in the order written.
-    """
-    n, written = day.times.size, 0
-    files: list[Path] = []
+) -> list[QueryRange]:
+    """The day's query_range answers to write, one per cluster and metric; a series per unit and the
+    job that held it."""
+    n = day.times.size
+    files: list[QueryRange] = []
     width = day.consumer.max(initial=0) + 2
     pair = day.units[:, None] * width + day.consumer + 1
     keys, series_of = np.unique(pair[day.alive], return_inverse=True)
@@ -90,9 +88,8 @@ def write_query_ranges(
             names = cluster_labels.with_columns(pl.lit(metric).alias("__name__")).filter(
                 pl.Series(keep[in_cluster])
             )
-            written += write_query_range(path, names, day.times, grid[keep], METRIC_FORMATS[metric])
-            files.append(path)
-    return written, files
+            files.append((path, names, day.times, grid[keep], METRIC_FORMATS[metric]))
+    return files
 
 
 def last_samples(

@@ -23,6 +23,8 @@ def format_prometheus_values(values: np.ndarray) -> pl.Series:
     strings are re-laid out with string kernels. NaN is not expected here (callers drop gaps).
     """
     v = np.ascontiguousarray(values, dtype=np.float64)
+    if _all_plain_integers(v):
+        return pl.Series("v", v.astype(np.int64)).cast(pl.Utf8)
     text = pl.Series("v", v).cast(pl.Utf8)
     rare = np.flatnonzero(text.str.contains("e", literal=True).to_numpy())
     text = text.str.strip_suffix(".0")
@@ -32,6 +34,17 @@ def format_prometheus_values(values: np.ndarray) -> pl.Series:
         )["v"]
         text = text.scatter(rare, fixed)
     return text
+
+
+def _all_plain_integers(v: np.ndarray) -> bool:
+    """Whether every value is a whole number Go prints as its integer digits (no -0, below 1e15).
+
+    Why: integer counters and gauges are most of the telemetry, and printing them as int64 skips
+    the float layout's passes; below 1e15 a whole float64 is exact and Go prints its digits as is.
+    """
+    return bool(
+        np.all(np.abs(v) < 1e15) and np.all(np.trunc(v) == v) and not np.any(np.signbit(v) & (v == 0))
+    )
 
 
 def _relayout_exponent_form(raw: pl.Expr, value: pl.Expr) -> pl.Expr:

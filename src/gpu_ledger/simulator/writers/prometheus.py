@@ -21,7 +21,9 @@ as Go prints them by `writers.go_format`.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,11 +45,15 @@ __all__ = [
     "SENTINEL_THRESHOLD",
     "SNAPSHOT_LABEL_ORDER",
     "DcgmMetric",
+    "QueryRange",
+    "QueryRangeWriter",
     "write_metrics_snapshot",
     "write_query_range",
 ]
 
 ValueFormat = Literal["int", "float"]
+# what `write_query_range` takes: path, labels, timestamps, values, value format
+QueryRange = tuple[Path, pl.DataFrame, np.ndarray, np.ndarray, ValueFormat]
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,9 @@ _RESPONSE_TAIL = b"]}}"
 # Samples rendered per chunk of series: bounds the string buffers (~100 bytes per sample in flight)
 # without making the per-chunk overhead visible.
 _CHUNK_SAMPLES = 1 << 19
+# query_range files written side by side: a file's rendering (Polars) and compression (zlib) release
+# the GIL for most of their time, so two threads keep two cores busy
+_WRITERS = 2
 
 
 def _snapshot_values(raw: np.ndarray, metric: DcgmMetric) -> pl.Series:
@@ -176,11 +185,7 @@ def _label_strings(labels: pl.DataFrame) -> pl.DataFrame:
     GPUs' pod labels off (older releases printed them empty), so both writers treat null and ""
     alike: the label is not on that series.
     """
-    exprs = []
-    for c in labels.columns:
-        text = pl.col(c).cast(pl.Utf8)
-        exprs.append(pl.when(text == "").then(None).otherwise(text).alias(c))
-    return labels.select(exprs)
+    return labels.select(pl.all().cast(pl.Utf8).replace("", None))
 
 
 def _json_escape(expr: pl.Expr) -> pl.Expr:
@@ -197,11 +202,8 @@ def _has_control_or_escape(labels: pl.DataFrame) -> bool:
     """Whether any label value needs JSON escaping (skips 30 replace passes in the usual case)."""
     if not labels.columns:
         return False
-    hits = labels.select(
-        pl.any_horizontal(
-            [pl.col(c).str.contains(r'[\x00-\x1f"\\]').fill_null(False) for c in labels.columns]
-        ).any()
-    )
+    # one pass over each series' values joined: a character needs escaping wherever it stands
+    hits = labels.select(pl.concat_str(pl.all(), ignore_nulls=True).str.contains(r'[\x00-\x1f"\\]').any())
     return bool(hits.item())
 
 
@@ -257,44 +259,35 @@ def _open_output(path: Path) -> Iterator[BinaryIO]:
 
 
 def _series_bodies(
-    headers: pl.Series,
+    openings: list[bytes],
     counts: np.ndarray,
     samples: np.ndarray,
     step_index: np.ndarray,
     step_text: pl.Series,
-    opens_document: bool,
 ) -> bytes:
-    """The JSON of consecutive series: `{"metric":{...},"values":[[t,"v"],...]` each, comma-joined.
+    """The JSON of consecutive series: each series' opening, then `[t,"v"],[t,"v"],...`.
 
-    Each sample becomes `<sep>[<t>,"<v>"]`. The separator is "," except on a series' first sample,
-    where it closes the previous series and opens this one, so one string join renders the lot.
-    The last series is left open (the caller writes the final `]}`).
+    Every sample is rendered as `,[t,"v"]` in one Polars pass, whose Arrow buffer is already all
+    of them back to back; each series' opening then takes the place of the comma before its
+    first sample. The last series is left open (the caller writes the final `]}`).
     """
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    opener = pl.DataFrame({"metric": headers}).select(
-        pl.concat_str(
-            [
-                pl.when((pl.int_range(pl.len()) == 0) & opens_document)
-                .then(pl.lit(""))
-                .otherwise(pl.lit("]},")),
-                pl.lit('{"metric":'),
-                pl.col("metric"),
-                pl.lit(',"values":['),
-            ]
-        ).alias("o")
-    )["o"]
-    separators = pl.select(pl.repeat(",", samples.size, dtype=pl.Utf8)).to_series().scatter(first, opener)
-    return (
-        pl.DataFrame(
-            {"sep": separators, "t": step_text.gather(step_index), "v": format_prometheus_values(samples)}
-        )
-        .select(
-            pl.concat_str([pl.col("sep"), pl.lit("["), pl.col("t"), pl.lit(',"'), pl.col("v"), pl.lit('"]')])
-            .str.join("")
-            .cast(pl.Binary)
-        )
-        .item()
+    rendered = (
+        pl.DataFrame({"t": step_text.gather(step_index), "v": format_prometheus_values(samples)})
+        .select(pl.concat_str([pl.col("t"), pl.col("v"), pl.lit('"]')]))
+        .to_series()
+        .to_arrow(compat_level=pl.CompatLevel.oldest())
     )
+    offsets = np.frombuffer(rendered.buffers()[1], np.int64)[
+        rendered.offset : rendered.offset + len(rendered) + 1
+    ]
+    body = memoryview(rendered.buffers()[2])
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    starts = (offsets[first] + 1).tolist()  # past the comma
+    ends = [start - 1 for start in starts[1:]] + [int(offsets[-1])]
+    pieces: list[bytes | memoryview] = []
+    for opening, start, end in zip(openings, starts, ends, strict=True):
+        pieces += (opening, body[start:end])
+    return b"".join(pieces)
 
 
 def write_query_range(
@@ -344,8 +337,10 @@ def write_query_range(
         raise ValueError("two series share one label set; Prometheus cannot return that")
     order = meta["key"].arg_sort().to_numpy()
     rows = kept[order]
-    headers = meta["metric"].gather(order)
-    step_text = pl.Series("t", ts).cast(pl.Utf8)
+    openings = [f']}},{{"metric":{m},"values":['.encode() for m in meta["metric"].gather(order)]
+    if openings:
+        openings[0] = openings[0].removeprefix(b"]},")  # the first series opens the result list
+    step_text = pl.Series("t", [f',[{t},"' for t in ts.tolist()], dtype=pl.Utf8)  # opens a sample
     steps = np.arange(ts.size, dtype=np.uint32)
     chunk = max(1, _CHUNK_SAMPLES // max(ts.size, 1))
 
@@ -362,12 +357,7 @@ def write_query_range(
             step_index = np.broadcast_to(steps, block_mask.shape)[block_mask]
             out.write(
                 _series_bodies(
-                    headers[start : start + chunk],
-                    per_series[block_rows],
-                    samples,
-                    step_index,
-                    step_text,
-                    opens_document=start == 0,
+                    openings[start : start + chunk], per_series[block_rows], samples, step_index, step_text
                 )
             )
             written += samples.size
@@ -375,6 +365,36 @@ def write_query_range(
             out.write(b"]}")
         out.write(_RESPONSE_TAIL)
     return written
+
+
+class QueryRangeWriter:
+    """Writes query_range files as `write_query_range` does, two at a time, while the caller goes on.
+
+    A file's rendering (Polars) and compression (zlib) release the GIL for most of their time, so
+    two writer threads keep two cores busy; `wait` bounds how far behind they may fall.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(_WRITERS, thread_name_prefix="query-range")
+        self._pending: deque[Future[int]] = deque()
+        self.samples_written = 0
+
+    def __enter__(self) -> QueryRangeWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.wait()
+        finally:
+            self._pool.shutdown(cancel_futures=True)
+
+    def submit(self, files: Sequence[QueryRange]) -> None:
+        self._pending.extend(self._pool.submit(write_query_range, *file) for file in files)
+
+    def wait(self) -> None:
+        """Return once every file submitted so far is written (raising the first error met)."""
+        while self._pending:
+            self.samples_written += self._pending.popleft().result()
 
 
 def _ordered_label_columns(columns: list[str]) -> list[str]:
