@@ -139,7 +139,8 @@ def test_a_build_with_nothing_new_does_nothing_and_says_so(
     assert main(command) == 0
     assert "Built and published" in capsys.readouterr().out
     last_run = (home.root / "dbt" / "logs" / "dbt.log").read_text().rsplit("Running with dbt=", 1)[1]
-    assert "Partial parsing enabled" in last_run, "the build did not reuse the parse made ahead of it"
+    # dbt logs this at info level, the log file's level, whenever it parses afresh
+    assert "Unable to do partial parsing" not in last_run, "the build parsed afresh"
     published = home.warehouse.read_bytes()
     run_results = (home.root / "dbt" / "target" / "run_results.json").stat().st_mtime_ns
 
@@ -210,7 +211,7 @@ def test_the_build_shows_its_progress_and_a_summary_and_a_selected_build_publish
     assert code == 0, screen[-3000:]
     log = (home / "dbt" / "logs" / "dbt.log").read_text()
     assert "Unable to do partial parsing" not in log, "the new home parsed the project afresh"
-    assert "'invocation_command': 'dbt build" in log and "'invocation_command': 'dbt docs" not in log
+    assert log.count("Running with dbt=") == 1, "dbt ran more than the build (the docs site made afresh?)"
     assert (
         saved_docs((home / "docs.html.project").read_text()).read_bytes() == (home / "docs.html").read_bytes()
     )

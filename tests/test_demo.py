@@ -16,6 +16,7 @@ def test_the_demo_builds_its_fleet_and_the_build_reuses_the_parse_made_meanwhile
     tmp_path: Path, capsys, monkeypatch
 ):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # a machine that has built nothing yet
+    monkeypatch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # each run's command and parsing lines are debug lines
     home = tmp_path / "home"
     demo = ["demo", "--no-app", "--quiet", "--gpus", "3", "--days", "1", "--interval", "900"]
     assert main([*demo, "--home", str(home)]) == 0
