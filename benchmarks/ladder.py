@@ -13,7 +13,7 @@ child process of its own (benchmarks/measure.py), in this order:
 2. (untimed) the other simulated sources;
 3. the build floor, a full build, one more day, a build with nothing new (benchmarks/build.py).
 Then two builds of a home with nothing landed (dbt's own cost, free of data: a note under the table),
-`gpu-ledger demo --no-app` at its own size (96 GPUs x 30 d at 60 s), and the app's pages
+`gpu-ledger demo --no-app` at its own size (96 GPUs x 14 d at 60 s), and the app's pages
 (benchmarks/app.py) over the largest rung's warehouse. Progress goes to stderr; the table, with the
 machine and the date, to stdout. benchmarks/README.md says what each row means.
 """
@@ -37,6 +37,7 @@ import duckdb
 
 from benchmarks import app, build, ingest
 from benchmarks.measure import GIB, cli
+from gpu_ledger.cli.demo import demo_command
 
 INTERVAL_S = 30
 
@@ -159,11 +160,18 @@ DEMO_GOAL_S = 90
 NO_DATA_GOAL_S = 10
 
 
+def demo_size() -> str:
+    """The fleet `gpu-ledger demo` simulates by default, e.g. "96 GPUs x 14 d at 60 s"."""
+    size = {p.name: p.default for p in demo_command.params if p.name in ("gpus", "days", "interval")}
+    return f"{size['gpus']} GPUs x {size['days']} d at {size['interval']} s"
+
+
 def demo_row(folder: Path) -> Row:
-    log("demo: gpu-ledger demo --no-app (96 GPUs x 30 d at 60 s)")
+    size = demo_size()
+    log(f"demo: gpu-ledger demo --no-app ({size})")
     shutil.rmtree(folder, ignore_errors=True)  # a kept home would find its files landed already
     step = cli("demo", "--no-app", "--quiet", "--home", folder)
-    return at_most("gpu-ledger demo --no-app, 96 GPUs x 30 d", "", step.seconds, "s", DEMO_GOAL_S)
+    return at_most(f"gpu-ledger demo --no-app, {size}", "", step.seconds, "s", DEMO_GOAL_S)
 
 
 def app_rows(c: Climbed, repeats: int) -> list[Row]:

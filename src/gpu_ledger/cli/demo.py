@@ -30,7 +30,7 @@ DEMO_HELP = "simulate a fleet, ingest, validate and build it, then serve the app
     + ".\n\nThe app's port and sign-in are checked before anything else runs (make demo PORT=8502).",
 )
 @global_options
-@simulation_options(gpus=96, days=30, interval=60)
+@simulation_options(gpus=96, days=14, interval=60)
 @click.option("--no-app", is_flag=True, help="stop after the build instead of serving the app")
 @app.with_options(app.app_options)
 @wait_option
