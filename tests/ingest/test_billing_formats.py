@@ -665,9 +665,16 @@ def test_a_large_csv_numbers_its_rows_in_file_order(tmp_path: Path):
     ]
     path.write_text("\n".join(rows) + "\n")
     assert path.stat().st_size > 16_000_000
+    cut = tmp_path / "cut_focus.csv"  # its read fails inside the block that keeps the reading order
+    cut.write_text("\n".join(rows[:3])[: -(len(description) + 40)])  # its last line ends early
     with _store(tmp_path) as store:
-        assert _run(store, path)["large_focus.csv"].status == "loaded"
+        outcomes = _run(store, path, cut)
+        assert outcomes["large_focus.csv"].status == "loaded"
+        assert outcomes["cut_focus.csv"].status == "rejected"
         misnumbered = store.con.sql(
             "select count(*) from raw.focus where BillingAccountId <> 'acct-' || _source_row"
         ).fetchall()
+        # and the store lets rows be stored in any order again, as it was opened
+        order_kept = store.con.sql("select current_setting('preserve_insertion_order')").fetchall()
     assert misnumbered == [(0,)]
+    assert order_kept == [(False,)]

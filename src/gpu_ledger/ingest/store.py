@@ -22,9 +22,11 @@ current. Writers hold the home's lock (`gpu_ledger.lock`).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import shutil
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -97,7 +99,8 @@ class RawStore:
         self.pending.mkdir(parents=True, exist_ok=True)
         self._written: dict[str, int] = {}  # load_id -> files written so far (names stay unique)
         # DuckDB would otherwise keep up to 80 % of RAM of pages cached; a fixed budget keeps
-        # ingest's memory flat however much telemetry is landed
+        # ingest's memory flat however much telemetry is landed; rows may be stored in any order (less
+        # memory again), except inside `in_reading_order`
         self.con = duckdb.connect(
             str(path), config={"memory_limit": MEMORY_LIMIT, "preserve_insertion_order": False}
         )
@@ -195,6 +198,19 @@ class RawStore:
 
     def manifest(self) -> pl.DataFrame:
         return self.con.sql(f"select * from {MANIFEST} order by loaded_at, path").pl()
+
+    @contextlib.contextmanager
+    def in_reading_order(self) -> Iterator[None]:
+        """Statements in the block store rows in the order they read them, so that rowids follow a file
+        (DuckDB's parallel CSV reader otherwise appends a large file's parts as they finish). The setting
+        is the database's, so it is changed through a cursor of its own: a statement failing in the
+        block aborts the store's transaction, in which nothing could be set back."""
+        with self.con.cursor() as setting:
+            setting.sql("set preserve_insertion_order = true")
+            try:
+                yield
+            finally:
+                setting.sql("set preserve_insertion_order = false")
 
     # ------------------------------------------------------------------ data
     def land(

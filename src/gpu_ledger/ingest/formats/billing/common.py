@@ -145,17 +145,18 @@ def read_csv(ctx: LoadContext) -> list[str]:
     compression = "gzip" if is_gzip(ctx.path) else "none"
     con = ctx.store.con
     try:
-        con.sql(
-            f"create or replace temp table {SRC} as select * from read_csv($path, "
-            f"columns={columns}, header=true, auto_detect=false, delim=',', quote='\"', escape='\"', "
-            f"strict_mode=true, compression='{compression}', parallel=false)",
-            params={"path": str(ctx.path)},
-        )
+        # not DuckDB's one-thread reader (parallel=false), which keeps the order but drops a last line cut
+        # inside a quoted field without a word
+        with ctx.store.in_reading_order():
+            con.sql(
+                f"create or replace temp table {SRC} as select * from read_csv($path, "
+                f"columns={columns}, header=true, auto_detect=false, delim=',', quote='\"', escape='\"', "
+                f"strict_mode=true, compression='{compression}')",
+                params={"path": str(ctx.path)},
+            )
     except duckdb.Error as exc:
         raise _csv_error(ctx, exc) from exc
-    # one thread reads the file in order (the store does not preserve insertion order, and a parallel read
-    # of a file over some 10 MB appends its parts as they finish), so rowids follow the file; inside a
-    # transaction they start at an offset, hence the subtraction
+    # rowids follow the file; inside a transaction they start at an offset, hence the subtraction
     con.sql(f"alter table {SRC} add column _source_row bigint")
     con.sql(f"update {SRC} set _source_row = rowid - (select min(rowid) from {SRC}) + 1")
     _reject_repeated_header(ctx, header)
