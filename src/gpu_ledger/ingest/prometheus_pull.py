@@ -43,7 +43,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from gpu_ledger.ingest import telemetry
+from gpu_ledger.ingest import telemetry_labels
 from gpu_ledger.ingest.errors import IngestError
 from gpu_ledger.ingest.runner import Outcome, ingest
 from gpu_ledger.ingest.sources import sha256_of
@@ -57,16 +57,16 @@ ENV_TOKEN = "GPU_LEDGER_PROMETHEUS_TOKEN"
 
 
 def default_metrics() -> list[str]:
-    """The metrics the marts read: the DCGM ones (the current names of telemetry.OLD_METRIC_NAMES, plus
-    GPU_TEMP), the inference servers' token and request counters (telemetry.INFERENCE_METRICS) and HAMi's
-    per-container use of shared GPUs (telemetry.HAMI_METRICS, legacy and current names)."""
-    dcgm = [*telemetry.OLD_METRIC_NAMES.values(), "DCGM_FI_DEV_GPU_TEMP"]
-    return list(dict.fromkeys([*dcgm, *telemetry.INFERENCE_METRICS, *telemetry.HAMI_METRICS]))
+    """The metrics the marts read: the DCGM ones (the current names of OLD_METRIC_NAMES, plus GPU_TEMP),
+    the inference servers' token and request counters (INFERENCE_METRICS) and HAMi's per-container use of
+    shared GPUs (HAMI_METRICS, legacy and current names), all of gpu_ledger.ingest.telemetry_labels."""
+    dcgm = [*telemetry_labels.OLD_METRIC_NAMES.values(), "DCGM_FI_DEV_GPU_TEMP"]
+    return list(dict.fromkeys([*dcgm, *telemetry_labels.INFERENCE_METRICS, *telemetry_labels.HAMI_METRICS]))
 
 
 def default_matches() -> list[str]:
     """One selector per metric, also matching its dcgm-exporter 1.x / --use-old-namespace name."""
-    old = {new: o for o, new in telemetry.OLD_METRIC_NAMES.items()}
+    old = {new: o for o, new in telemetry_labels.OLD_METRIC_NAMES.items()}
     out = []
     for name in default_metrics():
         names = [name] + ([old[name]] if name in old else [])

@@ -25,7 +25,7 @@ from gpu_ledger.ingest.formats.telemetry.dcgm_metrics import observed_at
 from gpu_ledger.ingest.formats.telemetry.exposition import TimeSource, parse_and_land
 from gpu_ledger.ingest.formats.telemetry.inference_metrics import scrape_of
 from gpu_ledger.ingest.sniff import Sniff
-from gpu_ledger.ingest.telemetry import HAMI_METRICS
+from gpu_ledger.ingest.telemetry_labels import HAMI_METRICS
 
 _NAMES = "|".join(re.escape(name) for name in HAMI_METRICS)
 # a family comment or a sample line of a HAMi container metric

@@ -22,7 +22,7 @@ from gpu_ledger.ingest.base import Format, LoadContext
 from gpu_ledger.ingest.formats.telemetry.dcgm_metrics import observed_at
 from gpu_ledger.ingest.formats.telemetry.exposition import TimeSource, parse_and_land
 from gpu_ledger.ingest.sniff import Sniff
-from gpu_ledger.ingest.telemetry import INFERENCE_SERVERS
+from gpu_ledger.ingest.telemetry_labels import INFERENCE_SERVERS
 
 _PREFIXES = "|".join(re.escape(prefix) for prefix in INFERENCE_SERVERS)
 # a family comment or a sample line of an inference server's metric
