@@ -49,7 +49,11 @@ def render(**arguments) -> str:
         raise RaisedCompilerError(message)
 
     env = jinja2.Environment(extensions=["jinja2.ext.do"])
-    env.globals.update(sql_type=lambda name: name, exceptions={"raise_compiler_error": raise_compiler_error})
+    env.globals.update(
+        sql_type=lambda name: name,
+        rows_to_test=lambda model, grain: model,  # every row: the test's rows of a day_batches model, elsewhere
+        exceptions={"raise_compiler_error": raise_compiler_error},
+    )
     return env.from_string(source).module.column_values(model="rows", **arguments)
 
 

@@ -231,3 +231,39 @@
 {% macro spark__batch_window(time_column, day_column) -%}
     true
 {%- endmacro %}
+
+
+{#-
+    The rows a data test of `model` checks: a day_batches model's rows of the days its latest build
+    rewrote (its newest records in build_state.rewritten_days: every day after a full build), so that
+    a test's cost follows the day's data, not the history's; any other model's rows, all of them.
+    Complete for the tests that read one row at a time, or compare rows of one UTC day: a `grain` that
+    does not hold the model's batch_time_column has all rows tested. The rows the build left alone
+    were checked when written. Spark builds every model whole: all rows.
+-#}
+{% macro rows_to_test(model, grain=[]) -%}
+    {{ return(adapter.dispatch('rows_to_test', 'gpu_ledger')(model, grain)) }}
+{%- endmacro %}
+
+{% macro default__rows_to_test(model, grain) -%}
+    {%- set identifier = model.identifier if model is not string else none -%}
+    {%- set models = (graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
+        | selectattr('alias', 'equalto', identifier) | list) if execute and identifier else [] -%}
+    {%- set tested = models[0] if models else none -%}
+    {%- if tested is none or tested.config.materialized != 'day_batches'
+        or (grain and tested.config.batch_time_column not in grain) -%}
+        {{ return(model) }}
+    {%- endif -%}
+    {%- set time_column = tested.config.batch_time_column -%}
+    {%- set day = time_column if tested.config.batch_time_type == 'date'
+        else "cast(timezone('UTC', " ~ time_column ~ ") as date)" -%}
+    {%- set ledger = "build_state.rewritten_days where model = '" ~ identifier ~ "'" -%}
+    {{ return(
+        '(select * from ' ~ model ~ ' where ' ~ day ~ ' in (select day from ' ~ ledger
+        ~ ' and rewritten_at = (select max(rewritten_at) from ' ~ ledger ~ ')))'
+    ) }}
+{%- endmacro %}
+
+{% macro spark__rows_to_test(model, grain) -%}
+    {{ return(model) }}
+{%- endmacro %}

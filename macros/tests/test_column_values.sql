@@ -8,7 +8,8 @@
     - accepted_range: column -> {min_value, max_value}, either bound may be left out: every non-null value
       lies within them (physical figures such as grid intensity, PUE or kg CO2e have bounds outside which
       a value is an error in the data, not a fact).
-    Returns each row that breaks a rule, with `broken_rules` naming every rule it breaks and the value. -#}
+    Returns each row that breaks a rule, with `broken_rules` naming every rule it breaks and the value. An
+    incremental (day_batches) model has the rows of the days its build rewrote checked (rows_to_test). -#}
 {% test column_values(model, grain=[], not_null=[], accepted_values={}, accepted_range={}) %}
 {%- set checks = [] -%}
 {%- set text = sql_type('varchar') -%}
@@ -53,7 +54,7 @@
 select broken_rules
 from (
     select concat_ws('; ', {{ checks | join(', ') }}) as broken_rules
-    from {{ model }}
+    from {{ rows_to_test(model, grain) }} as tested
 ) as checked
 where broken_rules != ''
 {% endtest %}
