@@ -51,7 +51,7 @@ def render(**arguments) -> str:
     env = jinja2.Environment(extensions=["jinja2.ext.do"])
     env.globals.update(
         sql_type=lambda name: name,
-        rows_to_test=lambda model, grain: model,  # every row: the test's rows of a day_batches model, elsewhere
+        rows_to_test=lambda model, grain: model,  # every row (a day_batches model's days: elsewhere)
         exceptions={"raise_compiler_error": raise_compiler_error},
     )
     return env.from_string(source).module.column_values(model="rows", **arguments)

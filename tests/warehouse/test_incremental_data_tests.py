@@ -18,21 +18,21 @@ def _compiled_test(home: Path, model: str) -> str:
     return tests[0].read_text()
 
 
-def test_an_incremental_model_s_test_checks_the_days_its_build_rewrote(warehouse: Path, tmp_path: Path) -> None:
+def test_an_incremental_model_s_test_checks_the_days_its_build_rewrote(
+    warehouse: Path, tmp_path: Path
+) -> None:
     model = "int_telemetry__gpu_hours"
     sql = _compiled_test(warehouse.parent, model)
     shutil.copy(warehouse.parent / "work.duckdb", tmp_path / "work.duckdb")
     con = duckdb.connect(str(tmp_path / "work.duckdb"))
     table = f"intermediate.{model}"
-    first_day, last_day = con.sql(
-        f"select min(cast(timezone('UTC', hour_start) as date)), max(cast(timezone('UTC', hour_start) as date)) "
-        f"from {table}"
-    ).fetchall()[0]
+    day = "cast(timezone('UTC', hour_start) as date)"
+    first_day, last_day = con.sql(f"select min({day}), max({day}) from {table}").fetchall()[0]
     # a row of the first day and one of the last day, each held twice: a broken grain on both days
-    for day in (first_day, last_day):
+    for held_day in (first_day, last_day):
         con.sql(
             f"insert into {table} select * from {table} "
-            f"where cast(timezone('UTC', hour_start) as date) = '{day}' and mig_instance_id is null "
+            f"where {day} = '{held_day}' and mig_instance_id is null "
             "order by gpu_uuid, hour_start limit 1"
         )
 
