@@ -202,6 +202,7 @@ def _ingest(home, paths: list[Path]) -> None:
 INCREMENTAL_MODELS = [
     "+int_telemetry__hour_parts",
     "+int_telemetry__gpu_hours",
+    "+int_telemetry__dcgm_pod_gpu_use",
     "+int_telemetry__consumer_hours",
     "+int_workloads__dcgm_gpu_consumers",
     "+int_idle__gpu_low_runs",
@@ -301,6 +302,8 @@ TELEMETRY_TABLES = {
     "intermediate.int_telemetry__consumer_hours": "hostname",
     "intermediate.int_idle__gpu_low_runs": "hostname",
     "intermediate.int_inference__pod_token_days": "inference_server",
+    # not marked: its consumer is left out, spelled from the pod's columns, which are compared
+    "intermediate.int_telemetry__dcgm_pod_gpu_use": "consumer",
 }
 
 

@@ -15,17 +15,45 @@
       none are (copies, MPS, an exporter upgraded mid-hour): the split falls back on the next basis.
     - A pod holding several replicas of one GPU repeats its value on each (`vgpu` label, dcgm-exporter
       issue #725), and a sample read in two loads is repeated: one reading per pod and scrape.
-    - Step: a sample stands for the GPU's step, the modal gap between its scrapes (whole seconds, ties
-      to the shorter gap) when at least `telemetry_step_min_gaps` (3) of its gaps have it, else var
+    - Step: a sample stands for the GPU's step, the modal gap between its scrapes read (whole seconds,
+      ties to the shorter gap) when at least `telemetry_step_min_gaps` (3) of its gaps have it, else var
       `telemetry_default_step_seconds` (30 s); it counts in the clock hour it was taken in.
     - Busy: utilisation / 100 x step / 3600 GPU-hours, summed; memory: the largest FB_USED, MiB.
     MIG slices (split by their size) and Slurm-mapped series (hpc_job) are not read.
+    Read scrape by scrape: only the GPUs where, in some hour, a pod's first-to-last samples overlap
+    another reader's (the device's series or another pod's), since every scrape that measures holds
+    both at one time; all of such a GPU's samples are read, for its step.
+    A GPU whose readers took turns (a plain dcgm-exporter labels its series with the pod holding it,
+    the device's series while none does) has no measured hour and is not read beyond that test.
+    Incremental, in batches of whole UTC days over the landed samples (materialization day_batches,
+    as int_telemetry__hour_parts, batches of at most `telemetry_batch_samples` samples): the days
+    after the newest built, and the days of samples landed since the previous build (late data). An
+    hour's rows need that hour's samples only, so a batch reads its own days and replaces them; the
+    step is measured on what a batch reads (as in int_telemetry__hour_parts).
 #}
+{{
+    config(
+        materialized=incremental_materialization(),
+        batch_time_column='hour_start',
+        batch_input='stg_dcgm__samples',
+        batch_input_day='sampled_day',
+        batch_rows=var('telemetry_batch_samples'),
+        on_schema_change='append_new_columns',
+    )
+}}
 
 with
 
-dcgm_samples as (
+-- the landed samples (within a batch, its days only), imported twice so that each of the two steps
+-- that read them scans them on its own: DuckDB stores a CTE read twice whole, every metric's samples
+samples_for_reader_hours as (
     select * from {{ ref('stg_dcgm__samples') }}
+    where {{ batch_window('sampled_at', 'sampled_day') }}
+),
+
+samples_for_readings as (
+    select * from {{ ref('stg_dcgm__samples') }}
+    where {{ batch_window('sampled_at', 'sampled_day') }}
 ),
 
 series as (
@@ -44,18 +72,78 @@ series as (
     group by series_id
 ),
 
--- the GPUs some pod's series name: only their series are read
+-- the GPUs some pod's series name
 pod_gpus as (
     select distinct gpu_uuid
     from series
     where pod_name is not null
 ),
 
-read_series as (
+pod_gpu_series as (
     select series.*
     from series
     inner join pod_gpus
         on series.gpu_uuid = pod_gpus.gpu_uuid
+),
+
+series_hours as (
+    select
+        samples_for_reader_hours.series_id,
+        {{ utc_trunc('hour', 'samples_for_reader_hours.sampled_at') }} as hour_start,
+        min(samples_for_reader_hours.sampled_at) as first_sampled_at,
+        max(samples_for_reader_hours.sampled_at) as last_sampled_at
+    from samples_for_reader_hours
+    inner join pod_gpu_series
+        on samples_for_reader_hours.series_id = pod_gpu_series.series_id
+    group by samples_for_reader_hours.series_id, {{ utc_trunc('hour', 'samples_for_reader_hours.sampled_at') }}
+),
+
+-- when each reader (GPU x metric x pod; none: the device's own series) was read in each hour
+reader_hours as (
+    select
+        pod_gpu_series.gpu_uuid,
+        pod_gpu_series.metric,
+        pod_gpu_series.pod_namespace,
+        pod_gpu_series.pod_name,
+        series_hours.hour_start,
+        min(series_hours.first_sampled_at) as first_sampled_at,
+        max(series_hours.last_sampled_at) as last_sampled_at
+    from series_hours
+    inner join pod_gpu_series
+        on series_hours.series_id = pod_gpu_series.series_id
+    group by
+        pod_gpu_series.gpu_uuid,
+        pod_gpu_series.metric,
+        pod_gpu_series.pod_namespace,
+        pod_gpu_series.pod_name,
+        series_hours.hour_start
+),
+
+-- the GPUs that can have a measured hour: a scrape that measures holds a pod's reading and another
+-- reader's at one time, so in its hour their first-to-last samples overlap
+measurable_gpus as (
+    select distinct pod_reader.gpu_uuid
+    from reader_hours as pod_reader
+    inner join reader_hours as other_reader
+        on
+            pod_reader.gpu_uuid = other_reader.gpu_uuid
+            and pod_reader.metric = other_reader.metric
+            and pod_reader.hour_start = other_reader.hour_start
+            and pod_reader.first_sampled_at <= other_reader.last_sampled_at
+            and pod_reader.last_sampled_at >= other_reader.first_sampled_at
+    where
+        pod_reader.pod_name is not null
+        and (
+            pod_reader.pod_namespace is distinct from other_reader.pod_namespace
+            or pod_reader.pod_name is distinct from other_reader.pod_name
+        )
+),
+
+read_series as (
+    select pod_gpu_series.*
+    from pod_gpu_series
+    inner join measurable_gpus
+        on pod_gpu_series.gpu_uuid = measurable_gpus.gpu_uuid
 ),
 
 -- one reading per GPU x metric x sample time x pod (none: the device's own series)
@@ -63,17 +151,17 @@ readings as (
     select
         read_series.gpu_uuid,
         read_series.metric,
-        dcgm_samples.sampled_at,
+        samples_for_readings.sampled_at,
         read_series.pod_namespace,
         read_series.pod_name,
-        max(dcgm_samples.value) as reading
-    from dcgm_samples
+        max(samples_for_readings.value) as reading
+    from samples_for_readings
     inner join read_series
-        on dcgm_samples.series_id = read_series.series_id
+        on samples_for_readings.series_id = read_series.series_id
     group by
         read_series.gpu_uuid,
         read_series.metric,
-        dcgm_samples.sampled_at,
+        samples_for_readings.sampled_at,
         read_series.pod_namespace,
         read_series.pod_name
 ),
