@@ -208,6 +208,26 @@ ratios as (
     from consumer_totals
 ),
 
+-- each set of owner tags the split rows carry, as FOCUS AllocatedTags: built once per set (a few dozen),
+-- not once per row, since a map to JSON is the dearest expression of the model
+allocated_tag_sets as (
+    select
+        ratios.consumer_type,
+        ratios.team,
+        ratios.project,
+        ratios.workload_class,
+        ratios.environment,
+        {{ map_to_json(string_map([
+            (prefix ~ 'consumer', 'ratios.consumer_type'),
+            (prefix ~ 'team', 'ratios.team'),
+            (prefix ~ 'project', 'ratios.project'),
+            (prefix ~ 'workload-class', 'ratios.workload_class'),
+            (prefix ~ 'environment', 'ratios.environment'),
+        ])) }} as allocated_tags
+    from ratios
+    group by ratios.consumer_type, ratios.team, ratios.project, ratios.workload_class, ratios.environment
+),
+
 split_charges as (
     select distinct charge_key from ratios
 ),
@@ -344,13 +364,7 @@ split_rows as (
             when split_parts.job_key is not null then coalesce(jobs.name, split_parts.job_key)
         end as AllocatedResourceName,
         {%- elif name == 'AllocatedTags' %}
-        {{ map_to_json(string_map([
-            (prefix ~ 'consumer', 'split_parts.consumer_type'),
-            (prefix ~ 'team', 'split_parts.team'),
-            (prefix ~ 'project', 'split_parts.project'),
-            (prefix ~ 'workload-class', 'split_parts.workload_class'),
-            (prefix ~ 'environment', 'split_parts.environment'),
-        ])) }} as AllocatedTags,
+        allocated_tag_sets.allocated_tags as AllocatedTags,
         {%- elif name == 'ContractApplied' %}
         {{ focus_contract_applied(
             'split_parts', 'split_parts.allocated_EffectiveCost', 'split_parts.allocated_CommitmentDiscountQuantity'
@@ -368,6 +382,13 @@ split_rows as (
     from split_parts
     left join jobs
         on split_parts.job_key = jobs.job_key
+    inner join allocated_tag_sets
+        on
+            split_parts.consumer_type is not distinct from allocated_tag_sets.consumer_type
+            and split_parts.team is not distinct from allocated_tag_sets.team
+            and split_parts.project is not distinct from allocated_tag_sets.project
+            and split_parts.workload_class is not distinct from allocated_tag_sets.workload_class
+            and split_parts.environment is not distinct from allocated_tag_sets.environment
 ),
 
 whole_rows as (
