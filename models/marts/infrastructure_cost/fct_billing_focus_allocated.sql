@@ -208,6 +208,26 @@ ratios as (
     from consumer_totals
 ),
 
+-- each set of owner tags the split rows carry, as FOCUS AllocatedTags: built once per set (a few dozen),
+-- not once per row, since a map to JSON is the dearest expression of the model
+allocated_tag_sets as (
+    select
+        ratios.consumer_type,
+        ratios.team,
+        ratios.project,
+        ratios.workload_class,
+        ratios.environment,
+        {{ map_to_json(string_map([
+            (prefix ~ 'consumer', 'ratios.consumer_type'),
+            (prefix ~ 'team', 'ratios.team'),
+            (prefix ~ 'project', 'ratios.project'),
+            (prefix ~ 'workload-class', 'ratios.workload_class'),
+            (prefix ~ 'environment', 'ratios.environment'),
+        ])) }} as allocated_tags
+    from ratios
+    group by ratios.consumer_type, ratios.team, ratios.project, ratios.workload_class, ratios.environment
+),
+
 split_charges as (
     select distinct charge_key from ratios
 ),
@@ -216,10 +236,12 @@ split_charges as (
 -- comma that Jinja writes, so indentation is not checked from here on.
 -- noqa: disable=LT02
 -- each consumer's amounts: the origin's x AllocatedRatio at 10 decimals, the largest consumer taking the
--- rounding remainder, so that the split rows sum to the origin exactly (on the amounts alone: narrow rows)
+-- rounding remainder, so that the split rows sum to the origin exactly; and its job's tokens. All on narrow
+-- rows, the wide FOCUS columns joined last; sums grouped, then joined back (a window costs several times more).
 split_amounts as (
     select
         ratios.*,
+        {{ utc_date('billing.ChargePeriodStart') }} as charge_day,
         {%- for name in summable %}
         cast(billing.{{ name }} * ratios.allocated_ratio as decimal(38, 10)) as split_{{ name }},
         billing.{{ name }} as billed_{{ name }}{{ "," if not loop.last }}
@@ -229,28 +251,68 @@ split_amounts as (
         on ratios.charge_key = billing.charge_key
 ),
 
+-- the sum of each charge's split amounts, whose difference from the origin its largest consumer takes
+split_totals as (
+    select
+        charge_key,
+        {%- for name in summable %}
+        sum(split_{{ name }}) as split_total_{{ name }}{{ "," if not loop.last }}
+        {%- endfor %}
+    from split_amounts
+    group by charge_key
+),
+
+-- GPU-hours each job attempt held each UTC day, over the charges that allocate it
+job_day_held as (
+    select
+        job_key,
+        charge_day,
+        {{ exact_sum('held_gpu_hours') }} as held_gpu_hours
+    from split_amounts
+    where job_key is not null
+    group by job_key, charge_day
+),
+
 allocated_amounts as (
     select
         {%- for name in summable %}
         case
-            when part_rank = 1
-                then billed_{{ name }} + split_{{ name }} - sum(split_{{ name }}) over (partition by charge_key)
-            else split_{{ name }}
+            when split_amounts.part_rank = 1
+                then
+                    split_amounts.billed_{{ name }} + split_amounts.split_{{ name }}
+                    - split_totals.split_total_{{ name }}
+            else split_amounts.split_{{ name }}
         end as allocated_{{ name }},
         {%- endfor %}
-        charge_key,
-        consumer,
-        consumer_type,
-        job_key,
-        team,
-        project,
-        workload_class,
-        environment,
-        split_basis,
-        allocated_ratio,
-        held_gpu_hours,
-        busy_gpu_hours
+        split_amounts.charge_key,
+        split_amounts.consumer,
+        split_amounts.consumer_type,
+        split_amounts.job_key,
+        split_amounts.team,
+        split_amounts.project,
+        split_amounts.workload_class,
+        split_amounts.environment,
+        split_amounts.split_basis,
+        split_amounts.allocated_ratio,
+        split_amounts.held_gpu_hours,
+        split_amounts.busy_gpu_hours,
+        -- a pod's day of tokens spread over the charges that allocate it GPU time that day, by GPU-hours held
+        job_day_tokens.model_id,
+        job_day_tokens.input_tokens * split_amounts.held_gpu_hours / nullif(job_day_held.held_gpu_hours, 0)
+            as input_tokens,
+        job_day_tokens.output_tokens * split_amounts.held_gpu_hours / nullif(job_day_held.held_gpu_hours, 0)
+            as output_tokens
     from split_amounts
+    inner join split_totals
+        on split_amounts.charge_key = split_totals.charge_key
+    left join job_day_tokens
+        on
+            split_amounts.job_key = job_day_tokens.job_key
+            and split_amounts.charge_day = job_day_tokens.day
+    left join job_day_held
+        on
+            split_amounts.job_key = job_day_held.job_key
+            and split_amounts.charge_day = job_day_held.charge_day
 ),
 
 split_parts as (
@@ -269,7 +331,10 @@ split_parts as (
         allocated_amounts.split_basis,
         allocated_amounts.allocated_ratio,
         allocated_amounts.held_gpu_hours,
-        allocated_amounts.busy_gpu_hours
+        allocated_amounts.busy_gpu_hours,
+        allocated_amounts.model_id,
+        allocated_amounts.input_tokens,
+        allocated_amounts.output_tokens
     from billing
     inner join allocated_amounts
         on billing.charge_key = allocated_amounts.charge_key
@@ -299,13 +364,7 @@ split_rows as (
             when split_parts.job_key is not null then coalesce(jobs.name, split_parts.job_key)
         end as AllocatedResourceName,
         {%- elif name == 'AllocatedTags' %}
-        {{ map_to_json(string_map([
-            (prefix ~ 'consumer', 'split_parts.consumer_type'),
-            (prefix ~ 'team', 'split_parts.team'),
-            (prefix ~ 'project', 'split_parts.project'),
-            (prefix ~ 'workload-class', 'split_parts.workload_class'),
-            (prefix ~ 'environment', 'split_parts.environment'),
-        ])) }} as AllocatedTags,
+        allocated_tag_sets.allocated_tags as AllocatedTags,
         {%- elif name == 'ContractApplied' %}
         {{ focus_contract_applied(
             'split_parts', 'split_parts.allocated_EffectiveCost', 'split_parts.allocated_CommitmentDiscountQuantity'
@@ -316,24 +375,20 @@ split_rows as (
         split_parts.{{ name }},
         {%- endif %}
     {%- endfor %}
-        -- a pod's day of tokens spread over the charges that allocate it GPU time that day, by GPU-hours held
-        job_day_tokens.model_id as x_ModelId,
-        job_day_tokens.input_tokens * split_parts.held_gpu_hours / nullif(
-            {{ exact_sum('split_parts.held_gpu_hours', over='partition by split_parts.job_key, job_day_tokens.day') }},
-            0
-        ) as x_InputTokens,
-        job_day_tokens.output_tokens * split_parts.held_gpu_hours / nullif(
-            {{ exact_sum('split_parts.held_gpu_hours', over='partition by split_parts.job_key, job_day_tokens.day') }},
-            0
-        ) as x_OutputTokens,
+        split_parts.model_id as x_ModelId,
+        split_parts.input_tokens as x_InputTokens,
+        split_parts.output_tokens as x_OutputTokens,
         split_parts.charge_key
     from split_parts
     left join jobs
         on split_parts.job_key = jobs.job_key
-    left join job_day_tokens
+    inner join allocated_tag_sets
         on
-            split_parts.job_key = job_day_tokens.job_key
-            and {{ utc_date('split_parts.ChargePeriodStart') }} = job_day_tokens.day
+            split_parts.consumer_type is not distinct from allocated_tag_sets.consumer_type
+            and split_parts.team is not distinct from allocated_tag_sets.team
+            and split_parts.project is not distinct from allocated_tag_sets.project
+            and split_parts.workload_class is not distinct from allocated_tag_sets.workload_class
+            and split_parts.environment is not distinct from allocated_tag_sets.environment
 ),
 
 whole_rows as (
