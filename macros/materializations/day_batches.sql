@@ -14,7 +14,10 @@
     - batch_rows: a batch takes consecutive days while their input rows stay within this (one day at
       least); batch_lookback_hours: each batch re-reads from the newest value held before its first
       day minus this; without it, a batch's window is its days exactly (a model whose rows need
-      their own day's input only).
+      their own day's input only);
+    - batch_reopen_inputs (optional): the other models the model reads whose changed rows re-open
+      its days, each `{'day': its rows' UTC day}` (rows of hours: bills) or, for a dimension
+      (inventory), `{'columns': [the columns the model reads]}` (all of them when not given).
     The days built: every input day on a full build (and on a build without a record of this
     model's previous one: an existing table built otherwise); else the input's days after the
     newest held day, and the held days re-opened since this model's previous build:
@@ -24,10 +27,17 @@
     - over a day_batches model: the days that model rewrote after this model's previous build
       started (its records in build_state.rewritten_days), so that late data re-opens the same
       days all the way down a chain of day_batches models; a day it rewrote and no longer has is
-      rebuilt too (emptied).
+      rebuilt too (emptied);
+    - and, over re-open inputs, the held days whose rows in one of them changed, appeared or vanished
+      since this model's previous build; their days after the newest held are built too (a day
+      that bills have and telemetry not yet). A build compares fingerprints: per input and UTC day,
+      or per dimension, its row count and the sum of its rows' hashes (order-independent; one scan
+      of each input per build), kept in build_state.input_fingerprints. A dimension whose
+      fingerprint changed rebuilds the model in full (so does a missing record).
     Every build records the days it rewrote, and when (its start), in build_state.rewritten_days,
-    with its last batch; the newest record is the previous build's start. A build stopped before
-    its last batch leaves no record: the next one re-opens all it would have.
+    and the re-open inputs' fingerprints in build_state.input_fingerprints, with its last batch;
+    the newest record is the previous build's start. A build stopped before its last batch leaves
+    no record: the next one re-opens all it would have.
     Consecutive days form a batch. Batch k rewrites the window [start, end): start is the newest
     value held before its first day minus the lookback (unbounded when nothing is held before it;
     the first day's midnight without a lookback), end the UTC midnight after its last day; every
@@ -65,8 +75,37 @@
     {%- set previous_build = run_query(
         'select max(rewritten_at) from ' ~ ledger ~ " where model = '" ~ this.identifier ~ "'"
     ).rows[0][0] -%}
+    {#- the re-open inputs' fingerprints now (per day, or whole for a dimension), and whether a
+        dimension differs from the previous build's -#}
+    {%- set reopen_inputs = config.get('batch_reopen_inputs', {}) -%}
+    {%- set fingerprints = 'build_state.input_fingerprints' -%}
+    {%- set current_fingerprints = this.identifier ~ '__input_fingerprints' -%}
+    {%- set previous_fingerprints = '(select input, day, input_rows, fingerprint from ' ~ fingerprints
+        ~ " where model = '" ~ this.identifier ~ "')" -%}
+    {%- set dimension_changed = false -%}
+    {%- if reopen_inputs -%}
+        {%- do run_query('create table if not exists ' ~ fingerprints ~ ' (model varchar not null,'
+            ~ ' input varchar not null, day date, input_rows bigint not null, fingerprint hugeint)') -%}
+        {%- set scans = [] -%}
+        {%- for name, spec in reopen_inputs.items() | sort -%}
+            {%- set node = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
+                | selectattr('name', 'equalto', name) | first -%}
+            {%- set row_hash = 'hash(' ~ (spec.columns | join(', ') if spec.columns else 'input_row') ~ ')' -%}
+            {%- set day = spec.day or 'cast(null as date)' -%}
+            {%- do scans.append("select '" ~ name ~ "' as input, " ~ day ~ ' as day, count(*) as input_rows, sum(cast('
+                ~ row_hash ~ ' as hugeint)) as fingerprint from ' ~ node.relation_name ~ ' as input_row'
+                ~ (' where ' ~ spec.day ~ ' is not null group by 1, 2' if spec.day else '')) -%}
+        {%- endfor -%}
+        {%- do run_query('create or replace temp table ' ~ current_fingerprints ~ ' as '
+            ~ scans | join(' union all ')) -%}
+        {%- set dimension_changed = run_query(
+            'select count(*) > 0 from ((select * from ' ~ current_fingerprints ~ ' where day is null except select * from '
+            ~ previous_fingerprints ~ ' where day is null) union all (select * from ' ~ previous_fingerprints
+            ~ ' where day is null except select * from ' ~ current_fingerprints ~ ' where day is null)) as changed'
+        ).rows[0][0] -%}
+    {%- endif -%}
     {%- set full_refresh = should_full_refresh() or existing_relation is none or existing_relation.is_view
-        or previous_build is none -%}
+        or previous_build is none or dimension_changed -%}
     {%- if full_refresh and existing_relation is not none %}
         {% do adapter.drop_relation(existing_relation) %}
     {%- endif %}
@@ -104,14 +143,26 @@
             ~ newest_day.isoformat() ~ "'"
         ).columns[0].values() -%}
     {%- endif -%}
-    {#- the days to build and their input rows; a re-opened day without any is built (emptied) too -#}
+    {#- and the held days whose rows in a re-open input changed, appeared or vanished -#}
+    {%- if reopen_inputs and newest_day is not none -%}
+        {%- set reopened = (reopened | list) + (run_query(
+            'select day from ((select * from ' ~ current_fingerprints ~ ' except select * from '
+            ~ previous_fingerprints ~ ') union (select * from ' ~ previous_fingerprints ~ ' except select * from '
+            ~ current_fingerprints ~ ")) as changed where day <= date '" ~ newest_day.isoformat() ~ "'"
+        ).columns[0].values() | list) -%}
+    {%- endif -%}
+    {#- the days to build and their input rows: the input's, and the re-open inputs' days it lacks
+        (no input rows); a re-opened day without any is built (emptied) too -#}
     {%- set reopened_list = "date '" ~ reopened | map('string') | join("', date '") ~ "'" -%}
+    {%- set after_newest = '' if newest_day is none else " > date '" ~ newest_day.isoformat() ~ "'" -%}
     {%- set input_days = run_query(
         'select day, sum(input_rows) from (select ' ~ input_day ~ ' as day, count(*) as input_rows from '
         ~ input_relation
-        ~ ('' if newest_day is none else " where " ~ input_day ~ " > date '" ~ newest_day.isoformat() ~ "'"
+        ~ ('' if newest_day is none else " where " ~ input_day ~ after_newest
             ~ (" or " ~ input_day ~ " in (" ~ reopened_list ~ ")" if reopened else ''))
         ~ ' group by 1' ~ (' union all select unnest([' ~ reopened_list ~ ']), 0' if reopened else '')
+        ~ (' union all select day, 0 from ' ~ current_fingerprints ~ ' where day' ~ (after_newest or ' is not null')
+            if reopen_inputs else '')
         ~ ') as days group by 1 order by 1'
     ).rows -%}
     {#- batches of consecutive days, each within batch_rows (one day at least): [first day, last day] -#}
@@ -195,6 +246,11 @@
                 ~ '; insert into ' ~ ledger ~ " select distinct '" ~ this.identifier ~ "', cast(day as date), '"
                 ~ built_at.isoformat() ~ "'::timestamptz from (" ~ series | join(' union all ') ~ ') as days'
             ) -%}
+            {%- if reopen_inputs -%}
+                {%- do run_query('delete from ' ~ fingerprints ~ " where model = '" ~ this.identifier ~ "'; insert into "
+                    ~ fingerprints ~ " select '" ~ this.identifier ~ "', * from " ~ current_fingerprints
+                    ~ '; drop table ' ~ current_fingerprints) -%}
+            {%- endif -%}
             {%- do run_query('reset variable gpu_ledger_batch_start; reset variable gpu_ledger_batch_end') -%}
             {% do persist_docs(target_relation, model) %}
             {{ run_hooks(post_hooks, inside_transaction=True) }}

@@ -3,12 +3,15 @@
 `int_telemetry__gpu_hours` must reproduce `ground_truth/gpu_hours.csv` for every monitored GPU-hour
 (the whole-GPU rows; MIG GPUs sum their slices), `dim_gpus` must hold every GPU of the simulated
 fleet, and an incremental build that adds a day must insert the new hours (and the inference servers'
-new token days) without rebuilding the old ones, and give every incremental telemetry model the full
-build's result.
+new token days) without rebuilding the old ones, late samples and a restated bill must re-open
+exactly their days, a changed asset register must rebuild the priced GPU-hours whole, and every
+incremental model must hold the full build's result.
 """
 
 from __future__ import annotations
 
+import csv
+import os
 import shutil
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -27,9 +30,9 @@ REL = 1e-9
 ROW_ABS = 2e-9
 
 
-def _read(warehouse: Path, sql: str) -> pl.DataFrame:
+def _read(warehouse: Path, sql: str, parameters: list | None = None) -> pl.DataFrame:
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        return con.sql(sql).pl()
+        return con.sql(sql, params=parameters).pl()
 
 
 def _truth(sim: Path) -> pl.DataFrame:
@@ -207,6 +210,7 @@ INCREMENTAL_MODELS = [
     "+int_workloads__dcgm_gpu_consumers",
     "+int_idle__gpu_low_runs",
     "+int_inference__pod_token_days",
+    "+fct_gpu_hours",
     "dim_dates",
 ]
 
@@ -245,7 +249,7 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     second = Home(tmp_path / "second")
     shutil.copytree(first.root, second.root)
     with duckdb.connect(str(second.root / "work.duckdb")) as con:
-        _mark_hostnames(con)
+        _mark_rows(con)
         con.sql(
             "update intermediate.int_inference__pod_token_days "
             "set inference_server = inference_server || '#untouched'"
@@ -274,9 +278,19 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     # the one pass: from the hour before the newest held; the GPU-hours: the days the one pass
     # rewrote (from the newest held day's midnight) and the new day
     cutoff = newest - timedelta(hours=1)
-    _assert_rewritten(second.warehouse, "int_telemetry__hour_parts", cutoff, None)
+    _assert_rewritten(second.warehouse, "intermediate.int_telemetry__hour_parts", cutoff, None)
     day_cutoff = cutoff.replace(hour=0)
-    _assert_rewritten(second.warehouse, "int_telemetry__gpu_hours", day_cutoff, None)
+    _assert_rewritten(second.warehouse, "intermediate.int_telemetry__gpu_hours", day_cutoff, None)
+    # the priced GPU-hours: whole, as the inventory changed: DCGM saw the GPUs of the instances
+    # started on the new day, which take the place of their placeholders (billed, not yet monitored)
+    newly_monitored = _read(
+        second.warehouse,
+        "select count(*) from intermediate.int_inventory__gpus where is_monitored and first_seen_at >= ?",
+        [datetime(2026, 10, 8, tzinfo=UTC)],
+    ).item()
+    assert newly_monitored > 0
+    for table in PRICED_TABLES:
+        _assert_rebuilt_whole(second.warehouse, table)
     after = _read(
         second.warehouse, "select hour_start from intermediate.int_telemetry__gpu_hours"
     ).with_columns(pl.col("hour_start").dt.convert_time_zone("UTC"))
@@ -287,64 +301,89 @@ def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
     )
 
     # and the incremental result, built a day a batch, is the full result: all eight days agree with
-    # the ground truth, and every telemetry model equals the full build's (the session warehouse,
-    # one batch of eight days) but for the marked columns; the marts are not compared: the marks
-    # reach them
+    # the ground truth, and every incremental model equals the full build's (the session warehouse,
+    # one batch of eight days) but for the marks
     _assert_matches_truth(_gpu_rows(second.warehouse), _truth(sim))
     _assert_same_as_full_build(second.warehouse, warehouse)
 
 
-# each telemetry model and the column that carries the incremental tests' mark
-TELEMETRY_TABLES = {
-    "intermediate.int_telemetry__hour_parts": "hostname",
-    "intermediate.int_telemetry__gpu_hours": "hostname",
-    "intermediate.int_workloads__dcgm_gpu_consumers": "hostname",
-    "intermediate.int_telemetry__consumer_hours": "hostname",
-    "intermediate.int_idle__gpu_low_runs": "hostname",
+# each incremental model, and the column the tests mark in place, if any (the token days' server: a
+# mark that reaches no table compared), which the comparison with the full build leaves out
+INCREMENTAL_TABLES = {
+    "intermediate.int_telemetry__hour_parts": "",
+    "intermediate.int_telemetry__gpu_hours": "",
+    "intermediate.int_workloads__dcgm_gpu_consumers": "",
+    "intermediate.int_telemetry__consumer_hours": "",
+    "intermediate.int_idle__gpu_low_runs": "",
     "intermediate.int_inference__pod_token_days": "inference_server",
-    # not marked: its consumer is left out, spelled from the pod's columns, which are compared
-    "intermediate.int_telemetry__dcgm_pod_gpu_use": "consumer",
+    "intermediate.int_telemetry__dcgm_pod_gpu_use": "",
+    "intermediate.int_attribution__gpu_hours": "",
+    "marts.fct_gpu_hours": "",
 }
+# the priced GPU-hours, whose days bills and inventory re-open besides the GPU-hours'
+PRICED_TABLES = ["intermediate.int_attribution__gpu_hours", "marts.fct_gpu_hours"]
+# the tables whose rows the tests mark, in a column of the tests' own that no model reads: a row a
+# build rewrites has it null (a mark in a column a model reads, such as a hostname, would reach the
+# inventory, and through it the priced GPU-hours)
+MARKED_TABLES = [
+    "intermediate.int_telemetry__hour_parts",
+    "intermediate.int_telemetry__gpu_hours",
+    *PRICED_TABLES,
+]
+MARK = "untouched_by_build"
 
 
-def _mark_hostnames(con: duckdb.DuckDBPyConnection) -> None:
-    """Mark the incremental telemetry models' rows, each model with its own mark (a model summed from
-    another's rows takes that one's): the rows a build leaves alone keep their model's mark."""
-    for model in ("int_telemetry__hour_parts", "int_telemetry__gpu_hours"):
-        con.sql(f"update intermediate.{model} set hostname = hostname || '{_mark(model)}'")
+def _mark_rows(con: duckdb.DuckDBPyConnection) -> None:
+    """Mark the marked tables' rows: the rows a build leaves alone keep the mark."""
+    for table in MARKED_TABLES:
+        con.sql(f"alter table {table} add column if not exists {MARK} boolean")
+        con.sql(f"update {table} set {MARK} = true")
 
 
-def _mark(model: str) -> str:
-    return f"#untouched in {model}"
-
-
-def _assert_rewritten(warehouse: Path, model: str, start: datetime, end: datetime | None) -> None:
-    """The model's hours in [start, end) were rebuilt (the mark is gone) and no other hour was."""
-    hours = _read(warehouse, f"select hour_start, hostname from intermediate.{model}").with_columns(
+def _assert_rewritten(
+    warehouse: Path,
+    table: str,
+    start: datetime,
+    end: datetime | None,
+    *more: tuple[datetime, datetime | None],
+) -> None:
+    """The table's hours in [start, end) (and in each more window) were rebuilt (the mark is gone) and
+    no other hour was."""
+    hours = _read(warehouse, f"select hour_start, {MARK} from {table}").with_columns(
         pl.col("hour_start").dt.convert_time_zone("UTC")
     )
-    window = pl.col("hour_start") >= start
-    if end is not None:
-        window &= pl.col("hour_start") < end
-    assert hours.filter(~window)["hostname"].str.ends_with(_mark(model)).all(), (
-        f"{model}: an hour outside [{start}, {end}) was rebuilt"
+    window = pl.lit(False)
+    for first, last in ((start, end), *more):
+        window |= (pl.col("hour_start") >= first) & (
+            pl.col("hour_start") < (last or datetime.max.replace(tzinfo=UTC))
+        )
+    windows = [(start, end), *more]
+    assert hours.filter(~window)[MARK].eq_missing(True).all(), (
+        f"{table}: an hour outside {windows} was rebuilt"
     )
-    rebuilt = hours.filter(window)["hostname"]
-    assert not rebuilt.is_empty() and not rebuilt.str.ends_with(_mark(model)).any(), (
-        f"{model}: an hour in [{start}, {end}) was not rebuilt"
+    rebuilt = hours.filter(window)[MARK]
+    assert not rebuilt.is_empty() and rebuilt.is_null().all(), (
+        f"{table}: an hour in {windows} was not rebuilt"
     )
+
+
+def _assert_rebuilt_whole(warehouse: Path, table: str) -> None:
+    """Every row of the table was built anew: the table was (the marked column is gone), or every
+    row lost its mark."""
+    if MARK in _read(warehouse, f"select * from {table} limit 0").columns:
+        marked = _read(warehouse, f"select count(*) from {table} where {MARK} is not null").item()
+        assert marked == 0, f"{table}: {marked} rows not rebuilt"
 
 
 def _assert_same_as_full_build(incremental: Path, full: Path) -> None:
-    """Every incremental telemetry model holds the full build's rows, byte for byte, but for the
-    marked column: no row of either is missing from the other (EXCEPT ALL both ways)."""
+    """Every incremental model holds the full build's rows, byte for byte, but for the marks: no row
+    of either is missing from the other (EXCEPT ALL both ways)."""
     with duckdb.connect() as con:
         con.execute(f"attach '{incremental}' as incremental (read_only)")
         con.execute(f"attach '{full}' as full_build (read_only)")
-        for table, marked in TELEMETRY_TABLES.items():
-            rows = {
-                db: f"select * exclude ({marked}) from {db}.{table}" for db in ("incremental", "full_build")
-            }
+        for table, marked in INCREMENTAL_TABLES.items():
+            compared = f"columns(lambda c: c not in ('{MARK}', '{marked}'))"
+            rows = {db: f"select {compared} from {db}.{table}" for db in ("incremental", "full_build")}
             assert con.sql(f"select count(*) from full_build.{table}").fetchall()[0][0] > 0, table
             for this, other in (("incremental", "full_build"), ("full_build", "incremental")):
                 only = con.sql(f"{rows[this]} except all {rows[other]}").pl()
@@ -360,34 +399,118 @@ def _slice_rows_before(warehouse: Path, cutoff: datetime) -> int:
         ).fetchone()[0]
 
 
-def test_late_samples_reopen_exactly_their_day(sim: Path, warehouse: Path, tmp_path: Path) -> None:
+def test_late_data_reopens_exactly_its_days(sim: Path, warehouse: Path, tmp_path: Path) -> None:
     from gpu_ledger.home import Home
 
-    # every source, but one cluster's telemetry of an old day arrives after the first build
+    # every source, but one cluster's telemetry of an old day arrives after the first build, and so
+    # do the AWS bill's last delivery and the asset register: before them, an earlier delivery that
+    # priced one hour of the first day differently, and an earlier register with another PUE
     late_day = "2026-10-03"
     telemetry = sorted(p for p in (sim / "telemetry").rglob("*") if p.is_file())
     cluster = sorted(p.parent.parent.name for p in telemetry if p.name.startswith(late_day))[0]
     late = [p for p in telemetry if p.name.startswith(late_day) and p.parent.parent.name == cluster]
     assert late
+    billing = sorted(p for p in (sim / "billing").rglob("*") if p.is_file())
+    last_run = max(p.parent.name for p in billing if p.suffix == ".parquet")
+    last_delivery = [p for p in billing if p.parent.name == last_run]
+    register = sim / "billing" / "onprem" / "asset_register.csv"
+    earlier = [
+        _earlier_delivery(next(p for p in last_delivery if p.suffix == ".parquet"), tmp_path),
+        _earlier_register(register, tmp_path),
+    ]
     home = Home(tmp_path / "home")
-    _ingest(home, [sim / name for name in INPUT_FOLDERS if name != "telemetry"])
+    _ingest(
+        home,
+        [sim / name for name in INPUT_FOLDERS if name not in ("telemetry", "billing")]
+        + [p for p in billing if p not in [*last_delivery, register]]
+        + earlier,
+    )
     _ingest(home, [p for p in telemetry if p not in late])
     one_day = "{telemetry_batch_samples: 1}"
     _build(home, one_day)
-    with duckdb.connect(str(home.root / "work.duckdb")) as con:
-        _mark_hostnames(con)
+    work = home.root / "work.duckdb"
+    with duckdb.connect(str(work)) as con:
+        _mark_rows(con)
 
     _ingest(home, late)
     output = _build(home, one_day)
     # the late day is re-opened, one batch, and nothing after the newest day is built
     assert "int_telemetry__hour_parts: batch 1 of 1, up to 2026-10-04" in output, output[-3000:]
     # the one pass's window: from the hour before the newest held before the day (its last hour's
-    # energy), to the day's end; the GPU-hours: the days the one pass rewrote, whole
+    # energy), to the day's end; the GPU-hours and the priced GPU-hours: the days the one pass
+    # rewrote, whole
     day_end = datetime(2026, 10, 4, tzinfo=UTC)
     _assert_rewritten(
-        home.warehouse, "int_telemetry__hour_parts", datetime(2026, 10, 2, 22, tzinfo=UTC), day_end
+        home.warehouse,
+        "intermediate.int_telemetry__hour_parts",
+        datetime(2026, 10, 2, 22, tzinfo=UTC),
+        day_end,
     )
-    _assert_rewritten(home.warehouse, "int_telemetry__gpu_hours", datetime(2026, 10, 2, tzinfo=UTC), day_end)
+    for table in ["intermediate.int_telemetry__gpu_hours", *PRICED_TABLES]:
+        _assert_rewritten(home.warehouse, table, datetime(2026, 10, 2, tzinfo=UTC), day_end)
 
-    # and every incremental telemetry model is the full build's
+    # the last delivery restates the first day's hour: the priced GPU-hours re-open that day, and
+    # besides only the newest, which the GPU-hours re-read on a build without new samples
+    with duckdb.connect(str(work)) as con:
+        _mark_rows(con)
+    _ingest(home, last_delivery)
+    _build(home, one_day)
+    for table in PRICED_TABLES:
+        _assert_rewritten(
+            home.warehouse,
+            table,
+            datetime(2026, 10, 1, tzinfo=UTC),
+            datetime(2026, 10, 2, tzinfo=UTC),
+            (datetime(2026, 10, 8, tzinfo=UTC), None),
+        )
+
+    # the register's PUE prices every on-prem GPU-hour: the priced GPU-hours are rebuilt whole
+    with duckdb.connect(str(work)) as con:
+        _mark_rows(con)
+    _ingest(home, [register])
+    _build(home, one_day)
+    for table in PRICED_TABLES:
+        _assert_rebuilt_whole(home.warehouse, table)
+
+    # and every incremental model is the full build's, which read the same data at once
     _assert_same_as_full_build(home.warehouse, warehouse)
+
+
+def _earlier_delivery(last: Path, tmp_path: Path) -> Path:
+    """The AWS bill's last delivery as an export an hour earlier had it: the instances' lines of one hour
+    of the first day at twice their cost (its execution folder dates it, after the delivery before)."""
+    exported = datetime.strptime(last.parent.name[:16], "%Y%m%dT%H%M%SZ") - timedelta(hours=1)
+    earlier = tmp_path / "earlier" / f"{exported:%Y%m%dT%H%M%SZ}-earlier" / last.name
+    earlier.parent.mkdir(parents=True)
+    hour = (
+        "line_item_resource_id like 'i-%' and line_item_usage_start_date = timestamp '2026-10-01 12:00:00'"
+        " and line_item_usage_end_date <= timestamp '2026-10-02 00:00:00'"
+    )
+    with duckdb.connect() as con:
+        assert (
+            con.execute(f"select count(*) from read_parquet(?) where {hour}", [str(last)]).fetchone()[0] > 0
+        )
+        doubled = ", ".join(
+            f"case when {hour} then {cost} * 2 else {cost} end as {cost}"
+            for cost in ("line_item_unblended_cost", "line_item_blended_cost", "line_item_net_unblended_cost")
+        )
+        con.execute(
+            f"copy (select * replace ({doubled}) from read_parquet('{last}')) to '{earlier}' (format parquet)"
+        )
+    return earlier
+
+
+def _earlier_register(register: Path, tmp_path: Path) -> Path:
+    """The asset register as an earlier edit of it had it: its first asset's PUE higher (and the file
+    older, which orders the two)."""
+    with register.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[0]["pue"] = f"{float(rows[0]['pue']) + 0.25:g}"
+    earlier = tmp_path / "earlier" / register.name
+    with earlier.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    written = register.stat().st_mtime - 3600
+    os.utime(earlier, (written, written))
+    return earlier

@@ -7,12 +7,35 @@
     asset's depreciation, facility and staff cost plus its own power: the GPU's DCGM energy in the
     hour x the site's PUE x its electricity price. Hours observed without any bill (no billing
     source loaded) keep their usage at zero cost, flagged `is_billed = false`.
+    Incremental by day (materialization day_batches over int_telemetry__gpu_hours): an hour's row
+    needs that hour's telemetry and instance-hour, and the inventory and asset register whole. A
+    build rewrites the days the GPU-hours rewrote, the days whose instance-hours changed (a restated
+    bill re-opens the days it restates), and the days after the newest held, of telemetry or of
+    bills; a change in the inventory's or the assets' columns read here rebuilds it whole.
 #}
+{{
+    config(
+        materialized=incremental_materialization(),
+        batch_time_column='hour_start',
+        batch_input='int_telemetry__gpu_hours',
+        batch_reopen_inputs={
+            'int_billing__gpu_instance_hours': {'day': utc_date('hour_start')},
+            'int_inventory__gpus': {'columns': [
+                'gpu_id', 'provider', 'instance_id', 'account_id', 'asset_id', 'is_monitored'
+            ]},
+            'stg_onprem__assets': {'columns': ['asset_id', 'pue', 'electricity_price_per_kwh']},
+        },
+        batch_rows=var('telemetry_batch_samples'),
+        on_schema_change='append_new_columns',
+    )
+}}
 
 with
 
+-- within a batch, the batch's days only
 instance_hours as (
     select * from {{ ref('int_billing__gpu_instance_hours') }}
+    where {{ batch_window('hour_start') }}
 ),
 
 gpus as (
@@ -21,7 +44,7 @@ gpus as (
 
 telemetry as (
     select * from {{ ref('int_telemetry__gpu_hours') }}
-    where mig_instance_id is null
+    where mig_instance_id is null and {{ batch_window('hour_start') }}
 ),
 
 assets as (

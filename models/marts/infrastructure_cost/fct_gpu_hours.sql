@@ -1,8 +1,26 @@
 -- grain: one row per gpu_id per clock hour
+{#-
+    Incremental by day (materialization day_batches over int_attribution__gpu_hours): a build
+    rewrites the days that model rewrote and the days after the newest held; a change in the
+    inventory's columns read here rebuilds it whole.
+#}
+{{
+    config(
+        materialized=incremental_materialization(),
+        batch_time_column='hour_start',
+        batch_input='int_attribution__gpu_hours',
+        batch_reopen_inputs={'int_inventory__gpus': {'columns': ['gpu_id', 'is_unknown_accelerator']}},
+        batch_rows=var('telemetry_batch_samples'),
+        on_schema_change='append_new_columns',
+    )
+}}
+
 with
 
+-- within a batch, the batch's days only
 gpu_hours as (
     select * from {{ ref('int_attribution__gpu_hours') }}
+    where {{ batch_window('hour_start') }}
 ),
 
 gpus as (

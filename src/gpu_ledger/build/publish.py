@@ -90,8 +90,8 @@ def publish(work: Path, staged: Path, warehouse: Path, marts: set[str]) -> None:
 
     Staging views read the landed store through an attachment that readers of the published file do
     not have, so the published copy keeps only tables (seeds, intermediate models and marts), and not
-    the build's own record of the days its incremental models rewrote (schema build_state, which the
-    working file keeps for the next build).
+    the build's own record of the days its incremental models rewrote and of their inputs'
+    fingerprints (schema build_state, which the working file keeps for the next build).
     """
     if not marts:
         raise PublishRefused("dbt reported no marts built: nothing published, the warehouse is unchanged")
