@@ -9,7 +9,9 @@
         materialized=incremental_materialization(),
         batch_time_column='hour_start',
         batch_input='int_attribution__gpu_hours',
-        batch_reopen_inputs={'int_inventory__gpus': {'columns': ['gpu_id', 'is_unknown_accelerator']}},
+        batch_reopen_inputs={
+            'int_inventory__gpus': {'columns': ['gpu_id', 'is_unknown_accelerator']},
+        },
         batch_rows=var('telemetry_batch_samples'),
         on_schema_change='append_new_columns',
     )
