@@ -42,6 +42,8 @@ def command(address: str, port: int, script: Path = APP, secrets: Path | None = 
         "viewer",  # no Deploy button, rerun or clear-cache items: the app is for readers
         "--runner.postScriptGC",
         "false",  # a full collection after every page run cost 0.13 s a page; Python's own GC suffices
+        "--server.fileWatcherType",
+        "none",  # no watching the app's source for edits: each session mapped every module's file
         *extra,
     ]
 
