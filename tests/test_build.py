@@ -36,7 +36,7 @@ from gpu_ledger.project import PROJECT_DIR
 from tests.terminal import REPO, at_terminal
 from tests.terminal import gpu_ledger as cli
 
-pytestmark = [pytest.mark.slow, pytest.mark.minutes(8)]
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(6)]
 
 ARGUMENTS = ["build", "--exclude-resource-type", "unit_test"]
 SUMMARY = r"dbt build in (?:\d+ min )?\d+ s: "  # how long dbt took, then what it built and tested
