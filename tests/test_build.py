@@ -27,7 +27,7 @@ from gpu_ledger.build.duckdb_engine import (
     saved_docs,
     saved_parse,
 )
-from gpu_ledger.build.publish import PublishRefused, built_marts, publish
+from gpu_ledger.build.publish import PublishRefused, built_marts, dbt_build_marts, publish
 from gpu_ledger.cli import main
 from gpu_ledger.home import Home
 from gpu_ledger.ingest.runner import ingest
@@ -36,7 +36,7 @@ from gpu_ledger.project import PROJECT_DIR
 from tests.terminal import REPO, at_terminal
 from tests.terminal import gpu_ledger as cli
 
-pytestmark = [pytest.mark.slow, pytest.mark.minutes(8)]
+pytestmark = [pytest.mark.slow, pytest.mark.minutes(6)]
 
 ARGUMENTS = ["build", "--exclude-resource-type", "unit_test"]
 SUMMARY = r"dbt build in (?:\d+ min )?\d+ s: "  # how long dbt took, then what it built and tested
@@ -91,20 +91,16 @@ def test_a_failing_or_incomplete_build_publishes_nothing_and_keeps_the_previous_
         with pytest.raises(PublishRefused, match="nothing published"):
             publish(home.root / "work.duckdb", tmp_path / "staged.duckdb", home.warehouse, claimed)
     assert hashlib.sha256(home.warehouse.read_bytes()).hexdigest() == before
-    # a failing dbt build publishes nothing either, nor records its inputs as the published ones
+    # a failing dbt build publishes nothing either, nor records its inputs as the published ones: a
+    # model rebuilt beside a test that fails (the whole build's summary is the progress test's)
     recorded = (home.root / FINGERPRINT).read_text()
     broken = _project(tmp_path / "project")
     (broken / "tests" / "dbt" / "always_fails.sql").write_text("select 1 as problem\n")
     monkeypatch.setattr(gpu_ledger.build.duckdb_engine, "build", functools.partial(build, project_dir=broken))
-    assert main(["build", "--home", str(home.root)]) == 1
+    assert main(["build", "--home", str(home.root), "--select", "dim_gpus always_fails"]) == 1
     err = capsys.readouterr().err.splitlines()
     assert "fail: test always_fails: Got 1 result, configured to fail if != 0" in err, err
-    models, seeds = _built_counts(home.root / "dbt" / "target")
-    assert re.fullmatch(
-        rf"dbt build in .*: {models} models and {seeds} seeds built; "
-        r"data tests: \d+ passed, 0 warned, 1 failed",
-        err[-2],
-    )
+    assert re.fullmatch(SUMMARY + r"1 model built; data tests: \d+ passed, 0 warned, 1 failed", err[-2])
     assert err[-1].startswith("gpu-ledger build: failed; the published warehouse is unchanged. Full log: ")
     assert hashlib.sha256(home.warehouse.read_bytes()).hexdigest() == before
     assert (home.root / FINGERPRINT).read_text() == recorded
@@ -260,11 +256,17 @@ def published_marts(home: Path) -> set[str]:
     return {name for schema, name in _tables(home / "warehouse.duckdb") if schema == "marts"}
 
 
-def test_a_plain_dbt_build_is_published_by_gpu_ledger_publish(tmp_path: Path):
+def test_a_plain_dbt_build_is_published_by_gpu_ledger_publish(home_copy: Path, tmp_path: Path):
     """Working with dbt directly (docs/usage.md): the shipped profile builds <home>/work.duckdb; nothing is
-    published until `gpu-ledger publish`, which checks the run and the file as build does."""
-    home = Home(tmp_path / "home")
-    RawStore(home.raw_db).close()  # an empty landed store for dbt to attach
+    published until `gpu-ledger publish`, which checks the run and the file as build does. On a copy of the
+    built empty home without its published warehouse, a selected build, as one checks a change: published,
+    it is the whole warehouse (the models not selected as the last build left them)."""
+    home = Home(home_copy)
+    home.warehouse.unlink()
+    work = home.root / "work.duckdb"
+    state = work.stat().st_mtime_ns
+    log = home.root / "logs" / "gpu-ledger.log"
+    logged = log.read_text() if log.exists() else ""
     target = tmp_path / "target"
     env = {**os.environ, "GPU_LEDGER_HOME": str(home.root), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     dbt = [str(Path(sys.executable).with_name("dbt")), "--no-use-colors"]
@@ -274,6 +276,8 @@ def test_a_plain_dbt_build_is_published_by_gpu_ledger_publish(tmp_path: Path):
             "build",
             "--exclude-resource-type",
             "unit_test",
+            "--select",
+            "dim_gpus",
             "--target-path",
             str(target),
             "--log-path",
@@ -285,16 +289,17 @@ def test_a_plain_dbt_build_is_published_by_gpu_ledger_publish(tmp_path: Path):
         text=True,
     )
     assert done.returncode == 0, done.stdout[-3000:]
-    assert (home.root / "work.duckdb").exists() and not home.warehouse.exists()
+    assert built_marts(target) == {"dim_gpus"}
+    assert work.stat().st_mtime_ns != state and not home.warehouse.exists()
 
     published = cli("publish", "--home", str(home.root), "--target-path", str(target))
     assert published.returncode == 0, published.stderr
-    marts = built_marts(target)
+    marts = dbt_build_marts(target)  # every mart of the project
     assert published.stdout == f"Published {home.warehouse} ({len(marts)} marts checked)\n"
     tables = _tables(home.warehouse)
     assert marts <= {name for schema, name in tables if schema == "marts"}
     assert not any(schema == "staging" for schema, _ in tables)
-    assert "gpu-ledger publish" in (home.root / "logs" / "gpu-ledger.log").read_text()
+    assert "gpu-ledger publish" in log.read_text().removeprefix(logged)
 
     # publish checks the run it publishes: the last dbt command must be a build that passed
     before = home.warehouse.read_bytes()

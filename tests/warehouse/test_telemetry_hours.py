@@ -198,6 +198,9 @@ def _ingest(home, paths: list[Path]) -> None:
     assert not rejected, rejected
 
 
+LAST_DAY = "2026-10-08"  # the incremental test's new day
+LATE_DAY = "2026-10-03"  # the late data test's old day
+
 # The incremental models the test compares and what they read; dim_dates, a mart that reads only seeds,
 # makes the selection publishable (a build publishes only a file with marts). The marts over them are
 # the full build's business, and so are the relationships tests that point at them: the selection keeps
@@ -223,20 +226,63 @@ def _build(home, dbt_vars: str | None = None) -> str:
     return result.output
 
 
+def _telemetry(sim: Path) -> list[Path]:
+    return sorted(p for p in (sim / "telemetry").rglob("*") if p.is_file())
+
+
+def _last_day(sim: Path) -> list[Path]:
+    """The telemetry of the fleet's last day, which the incremental test delivers after a first build."""
+    return [p for p in _telemetry(sim) if p.name.startswith(LAST_DAY) or LAST_DAY in p.name]
+
+
+def _late(sim: Path) -> list[Path]:
+    """One cluster's telemetry of an old day, which the late data test delivers after a first build."""
+    old_day = [p for p in _telemetry(sim) if p.name.startswith(LATE_DAY)]
+    cluster = sorted(p.parent.parent.name for p in old_day)[0]
+    return [p for p in old_day if p.parent.parent.name == cluster]
+
+
+def _billing(sim: Path) -> list[Path]:
+    return sorted(p for p in (sim / "billing").rglob("*") if p.is_file())
+
+
+def _later_bills(sim: Path) -> list[Path]:
+    """The AWS bill's last delivery and the asset register, which the late data test delivers after a
+    first build (and an earlier version of each before it)."""
+    billing = _billing(sim)
+    last_run = max(p.parent.name for p in billing if p.suffix == ".parquet")
+    register = sim / "billing" / "onprem" / "asset_register.csv"
+    return [p for p in billing if p.parent.name == last_run] + [register]
+
+
+@pytest.fixture(scope="module")
+def landed_before_deliveries(sim: Path, tmp_path_factory) -> Path:
+    """A home with the fleet landed but for what the incremental tests deliver after their first builds
+    (`_last_day`, `_late`, `_later_bills`): one ingest for both tests, which copy it."""
+    from gpu_ledger.home import Home
+
+    home = Home(tmp_path_factory.mktemp("landed") / "home")
+    later = {*_last_day(sim), *_late(sim), *_later_bills(sim)}
+    _ingest(
+        home,
+        [sim / name for name in INPUT_FOLDERS if name not in ("telemetry", "billing")]
+        + [p for p in _billing(sim) + _telemetry(sim) if p not in later],
+    )
+    return home.root
+
+
 def test_incremental_build_adds_a_day_without_rebuilding_the_rest(
-    sim: Path, warehouse: Path, tmp_path: Path
+    sim: Path, warehouse: Path, landed_before_deliveries: Path, tmp_path: Path
 ) -> None:
     from gpu_ledger.home import Home
 
-    last_day = "2026-10-08"
-    telemetry = sorted(p for p in (sim / "telemetry").rglob("*") if p.is_file())
-    day_files = [p for p in telemetry if p.name.startswith(last_day) or last_day in p.name]
-    earlier = [p for p in telemetry if p not in day_files]
-    assert day_files and earlier
+    day_files = _last_day(sim)
+    assert day_files
 
     # seven days of telemetry (and every other source), its incremental models built
     first = Home(tmp_path / "first")
-    _ingest(first, [sim / name for name in INPUT_FOLDERS if name != "telemetry"] + earlier)
+    shutil.copytree(landed_before_deliveries, first.root)
+    _ingest(first, _late(sim) + _later_bills(sim))
     # batches of one day each (a sample budget any day exceeds): seven, the last up to the eighth day
     one_day = "{telemetry_batch_samples: 1}"
     output = _build(first, one_day)
@@ -399,33 +445,25 @@ def _slice_rows_before(warehouse: Path, cutoff: datetime) -> int:
         ).fetchone()[0]
 
 
-def test_late_data_reopens_exactly_its_days(sim: Path, warehouse: Path, tmp_path: Path) -> None:
+def test_late_data_reopens_exactly_its_days(
+    sim: Path, warehouse: Path, landed_before_deliveries: Path, tmp_path: Path
+) -> None:
     from gpu_ledger.home import Home
 
     # every source, but one cluster's telemetry of an old day arrives after the first build, and so
     # do the AWS bill's last delivery and the asset register: before them, an earlier delivery that
     # priced one hour of the first day differently, and an earlier register with another PUE
-    late_day = "2026-10-03"
-    telemetry = sorted(p for p in (sim / "telemetry").rglob("*") if p.is_file())
-    cluster = sorted(p.parent.parent.name for p in telemetry if p.name.startswith(late_day))[0]
-    late = [p for p in telemetry if p.name.startswith(late_day) and p.parent.parent.name == cluster]
+    late = _late(sim)
     assert late
-    billing = sorted(p for p in (sim / "billing").rglob("*") if p.is_file())
-    last_run = max(p.parent.name for p in billing if p.suffix == ".parquet")
-    last_delivery = [p for p in billing if p.parent.name == last_run]
-    register = sim / "billing" / "onprem" / "asset_register.csv"
+    *last_delivery, register = _later_bills(sim)
     earlier = [
         _earlier_delivery(next(p for p in last_delivery if p.suffix == ".parquet"), tmp_path),
         _earlier_register(register, tmp_path),
     ]
     home = Home(tmp_path / "home")
-    _ingest(
-        home,
-        [sim / name for name in INPUT_FOLDERS if name not in ("telemetry", "billing")]
-        + [p for p in billing if p not in [*last_delivery, register]]
-        + earlier,
-    )
-    _ingest(home, [p for p in telemetry if p not in late])
+    shutil.copytree(landed_before_deliveries, home.root)
+    _ingest(home, earlier)
+    _ingest(home, _last_day(sim))
     one_day = "{telemetry_batch_samples: 1}"
     _build(home, one_day)
     work = home.root / "work.duckdb"

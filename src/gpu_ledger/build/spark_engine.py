@@ -3,9 +3,9 @@
 dbt runs on the profile's `spark` target: dbt-spark's session method, PySpark in dbt's own process
 (local mode, every core of `GPU_LEDGER_SPARK_CORES`, a driver of `GPU_LEDGER_SPARK_MEMORY`). Spark reads
 the landed Parquet under `<home>/landed` (macro register_landed makes a view in schema `raw` of every
-table folder that holds data) and writes its tables as Parquet under `<home>/spark/warehouse`, with a
-Derby metastore beside them. Each Spark build starts from an empty `<home>/spark`, so it is a full
-build and a killed one leaves nothing a later one trips on.
+table folder that holds data) and writes its tables as Parquet under `<home>/spark/warehouse`, catalogued
+in the session's memory. Each Spark build starts from an empty `<home>/spark`, so it is a full build and a
+killed one leaves nothing a later one trips on.
 
 The marts Spark wrote are then copied into a new DuckDB file (schema `marts`), checked to hold every
 mart dbt built, and renamed over `<home>/warehouse.duckdb`, as the DuckDB build publishes: the app,
