@@ -47,6 +47,28 @@
     runs one batch, a small fleet's month is one batch, and a load for one old day rewrites that
     day. Each batch commits.
 -#}
+{#-
+    The tables build_state keeps between builds, created once per dbt run by its on-run-start hook
+    (dbt_project.yml), not by the models: two day_batches models creating them at once in a new
+    working file fail on DuckDB's catalogue ("write-write conflict"). Spark keeps no state.
+-#}
+{% macro create_build_state() -%}
+    {{ return(adapter.dispatch('create_build_state', 'gpu_ledger')()) }}
+{%- endmacro %}
+
+{% macro default__create_build_state() -%}
+    create schema if not exists build_state;
+    create table if not exists build_state.rewritten_days (
+        model varchar not null, day date not null, rewritten_at timestamptz not null
+    );
+    create table if not exists build_state.input_fingerprints (
+        model varchar not null, input varchar not null, day date, input_rows bigint not null, fingerprint hugeint
+    );
+{%- endmacro %}
+
+{% macro spark__create_build_state() -%}
+{%- endmacro %}
+
 {% materialization day_batches, adapter='duckdb' %}
     {%- set target_relation = this.incorporate(type='table') -%}
     {%- set existing_relation = load_cached_relation(this) -%}
@@ -68,9 +90,6 @@
 
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
     {{ run_hooks(pre_hooks, inside_transaction=True) }}
-    {%- do run_query('create schema if not exists build_state') -%}
-    {%- do run_query('create table if not exists ' ~ ledger
-        ~ ' (model varchar not null, day date not null, rewritten_at timestamptz not null)') -%}
     {%- set built_at = run_query('select now()').rows[0][0] -%}
     {%- set previous_build = run_query(
         'select max(rewritten_at) from ' ~ ledger ~ " where model = '" ~ this.identifier ~ "'"
@@ -84,8 +103,6 @@
         ~ " where model = '" ~ this.identifier ~ "')" -%}
     {%- set dimension_changed = false -%}
     {%- if reopen_inputs -%}
-        {%- do run_query('create table if not exists ' ~ fingerprints ~ ' (model varchar not null,'
-            ~ ' input varchar not null, day date, input_rows bigint not null, fingerprint hugeint)') -%}
         {%- set scans = [] -%}
         {%- for name, spec in reopen_inputs.items() | sort -%}
             {%- set node = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
