@@ -22,10 +22,10 @@
     MIG slices (split by their size) and Slurm-mapped series (hpc_job) are not read.
     Read scrape by scrape: only the GPUs where, in some hour, a pod's first-to-last samples overlap
     another reader's (the device's series or another pod's), since every scrape that measures holds
-    both at one time; all of such a GPU's samples are read, for its step. The test reads no sample:
-    it takes each stream's first and last sample in the hour from int_telemetry__hour_parts (its
-    consumer part: a stream's samples of every metric read there, so its span holds each of these
-    two metrics' own; a wider span only lets through a GPU with no measured hour, which then has none).
+    both at one time; all of such a GPU's samples are read, for its step. That test reads no sample:
+    each stream's first and last sample in the hour are int_telemetry__hour_parts' (its consumer
+    part). They span a stream's samples of all four metrics read there, wider than its samples of
+    these two: the wider spans can only let through GPUs that then have no measured hour.
     A GPU whose readers took turns (a plain dcgm-exporter labels its series with the pod holding it,
     the device's series while none does) has no measured hour and is not read.
     Incremental, in batches of whole UTC days over the landed samples (materialization day_batches,
