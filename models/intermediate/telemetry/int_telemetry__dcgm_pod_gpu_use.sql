@@ -22,9 +22,12 @@
     MIG slices (split by their size) and Slurm-mapped series (hpc_job) are not read.
     Read scrape by scrape: only the GPUs where, in some hour, a pod's first-to-last samples overlap
     another reader's (the device's series or another pod's), since every scrape that measures holds
-    both at one time; all of such a GPU's samples are read, for its step.
+    both at one time; all of such a GPU's samples are read, for its step. That test reads no sample:
+    each stream's first and last sample in the hour are int_telemetry__hour_parts' (its consumer
+    part). They span a stream's samples of all four metrics read there, wider than its samples of
+    these two: the wider spans can only let through GPUs that then have no measured hour.
     A GPU whose readers took turns (a plain dcgm-exporter labels its series with the pod holding it,
-    the device's series while none does) has no measured hour and is not read beyond that test.
+    the device's series while none does) has no measured hour and is not read.
     Incremental, in batches of whole UTC days over the landed samples (materialization day_batches,
     as int_telemetry__hour_parts, batches of at most `telemetry_batch_samples` samples): the days
     after the newest built, and the days of samples landed since the previous build (late data). An
@@ -44,14 +47,8 @@
 
 with
 
--- the landed samples (within a batch, its days only), imported twice so that each of the two steps
--- that read them scans them on its own: DuckDB stores a CTE read twice whole, every metric's samples
-samples_for_reader_hours as (
-    select * from {{ ref('stg_dcgm__samples') }}
-    where {{ batch_window('sampled_at', 'sampled_day') }}
-),
-
-samples_for_readings as (
+-- the landed samples (within a batch, its days only)
+samples as (
     select * from {{ ref('stg_dcgm__samples') }}
     where {{ batch_window('sampled_at', 'sampled_day') }}
 ),
@@ -72,51 +69,27 @@ series as (
     group by series_id
 ),
 
--- the GPUs some pod's series name
-pod_gpus as (
-    select distinct gpu_uuid
-    from series
-    where pod_name is not null
+-- each stream's first and last sample in each hour (within a batch, its days only)
+stream_hours as (
+    select * from {{ ref('int_telemetry__hour_parts') }}
+    where
+        part = 'consumer'
+        and mig_instance_id is null
+        and hpc_job_id is null
+        and {{ batch_window('hour_start') }}
 ),
 
-pod_gpu_series as (
-    select series.*
-    from series
-    inner join pod_gpus
-        on series.gpu_uuid = pod_gpus.gpu_uuid
-),
-
-series_hours as (
-    select
-        samples_for_reader_hours.series_id,
-        {{ utc_trunc('hour', 'samples_for_reader_hours.sampled_at') }} as hour_start,
-        min(samples_for_reader_hours.sampled_at) as first_sampled_at,
-        max(samples_for_reader_hours.sampled_at) as last_sampled_at
-    from samples_for_reader_hours
-    inner join pod_gpu_series
-        on samples_for_reader_hours.series_id = pod_gpu_series.series_id
-    group by samples_for_reader_hours.series_id, {{ utc_trunc('hour', 'samples_for_reader_hours.sampled_at') }}
-),
-
--- when each reader (GPU x metric x pod; none: the device's own series) was read in each hour
+-- when each reader (GPU x pod; none: the device's own series) was read in each hour
 reader_hours as (
     select
-        pod_gpu_series.gpu_uuid,
-        pod_gpu_series.metric,
-        pod_gpu_series.pod_namespace,
-        pod_gpu_series.pod_name,
-        series_hours.hour_start,
-        min(series_hours.first_sampled_at) as first_sampled_at,
-        max(series_hours.last_sampled_at) as last_sampled_at
-    from series_hours
-    inner join pod_gpu_series
-        on series_hours.series_id = pod_gpu_series.series_id
-    group by
-        pod_gpu_series.gpu_uuid,
-        pod_gpu_series.metric,
-        pod_gpu_series.pod_namespace,
-        pod_gpu_series.pod_name,
-        series_hours.hour_start
+        gpu_uuid,
+        pod_namespace,
+        pod_name,
+        hour_start,
+        min(first_sampled_at) as first_sampled_at,
+        max(last_sampled_at) as last_sampled_at
+    from stream_hours
+    group by gpu_uuid, pod_namespace, pod_name, hour_start
 ),
 
 -- the GPUs that can have a measured hour: a scrape that measures holds a pod's reading and another
@@ -127,7 +100,6 @@ measurable_gpus as (
     inner join reader_hours as other_reader
         on
             pod_reader.gpu_uuid = other_reader.gpu_uuid
-            and pod_reader.metric = other_reader.metric
             and pod_reader.hour_start = other_reader.hour_start
             and pod_reader.first_sampled_at <= other_reader.last_sampled_at
             and pod_reader.last_sampled_at >= other_reader.first_sampled_at
@@ -140,10 +112,10 @@ measurable_gpus as (
 ),
 
 read_series as (
-    select pod_gpu_series.*
-    from pod_gpu_series
+    select series.*
+    from series
     inner join measurable_gpus
-        on pod_gpu_series.gpu_uuid = measurable_gpus.gpu_uuid
+        on series.gpu_uuid = measurable_gpus.gpu_uuid
 ),
 
 -- one reading per GPU x metric x sample time x pod (none: the device's own series)
@@ -151,17 +123,17 @@ readings as (
     select
         read_series.gpu_uuid,
         read_series.metric,
-        samples_for_readings.sampled_at,
+        samples.sampled_at,
         read_series.pod_namespace,
         read_series.pod_name,
-        max(samples_for_readings.value) as reading
-    from samples_for_readings
+        max(samples.value) as reading
+    from samples
     inner join read_series
-        on samples_for_readings.series_id = read_series.series_id
+        on samples.series_id = read_series.series_id
     group by
         read_series.gpu_uuid,
         read_series.metric,
-        samples_for_readings.sampled_at,
+        samples.sampled_at,
         read_series.pod_namespace,
         read_series.pod_name
 ),

@@ -133,6 +133,17 @@ overall_step as (
     where gap_rank = 1
 ),
 
+-- the unit-hours that more than one stream read (consumers that took turns, or time-sliced ones):
+-- only in them can a unit have several streams at one sample time
+shared_unit_hours as (
+    select
+        unit_id,
+        {{ utc_trunc('hour', 'sampled_at') }} as hour_start
+    from readings
+    group by unit_id, {{ utc_trunc('hour', 'sampled_at') }}
+    having min(stream_id) < max(stream_id)
+),
+
 stream_samples as (
     select
         readings.*,
@@ -142,7 +153,8 @@ stream_samples as (
             gpu_steps.step_seconds,
             overall_step.step_seconds,
             {{ var('telemetry_default_step_seconds') }}
-        ) as integer) as step_seconds
+        ) as integer) as step_seconds,
+        shared_unit_hours.unit_id is not null as is_shared_unit_hour
     from readings
     left join stream_steps
         on readings.stream_id = stream_steps.stream_id
@@ -150,12 +162,33 @@ stream_samples as (
         on readings.gpu_id = gpu_steps.gpu_id
     left join overall_step
         on true
+    left join shared_unit_hours
+        on
+            readings.unit_id = shared_unit_hours.unit_id
+            and {{ utc_trunc('hour', 'readings.sampled_at') }} = shared_unit_hours.hour_start
 ),
 
 -- one row per unit per sample time: time-sliced consumers of one unit repeat the device's reading;
--- they are the unit's consumer together (the first and last of them, by rank). The unit's own
--- attributes and the hour are added after the grouping (each aggregate costs the grouping time).
+-- they are the unit's consumer together (the first and last of them, by rank). A unit-hour of one
+-- stream is that stream's rows as they are (grouping them would change nothing and costs a pass).
+-- The unit's own attributes and the hour are added after the grouping (each aggregate costs the
+-- grouping time).
 unit_time_readings as (
+    select
+        unit_id,
+        sampled_at,
+        host_rank,
+        compute_slices,
+        gpu_compute_slices,
+        step_seconds,
+        unit_util_pct,
+        fb_used_mib,
+        energy_mj,
+        consumer_rank as first_consumer_rank,
+        consumer_rank as last_consumer_rank
+    from stream_samples
+    where not is_shared_unit_hour
+    union all
     select
         unit_id,
         sampled_at,
@@ -169,6 +202,7 @@ unit_time_readings as (
         min(consumer_rank) as first_consumer_rank,
         max(consumer_rank) as last_consumer_rank
     from stream_samples
+    where is_shared_unit_hour
     group by unit_id, sampled_at
 ),
 
